@@ -1,0 +1,1 @@
+"""One module per CLI subcommand; each holds a thin click command over the library API."""

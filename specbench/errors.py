@@ -1,0 +1,58 @@
+"""The one exception hierarchy of specbench, with source locations for input errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_NONCOMPLIANT = 1
+EXIT_UNUSABLE = 2
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a value came from: file, 1-based line and column, and the JSON path inside the document."""
+
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    json_path: str = ""
+
+    def __str__(self) -> str:
+        parts = [self.file or "<input>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input: where, what was expected and what was found."""
+
+    location: Location
+    message: str
+    code: str = "SPEC000"
+
+    def render(self) -> str:
+        path = f" {self.location.json_path}:" if self.location.json_path else ""
+        return f"{self.location}:{path} {self.message}"
+
+
+class SpecbenchError(Exception):
+    """Base class of every error specbench raises on purpose."""
+
+    exit_code = EXIT_UNUSABLE
+
+
+class InputError(SpecbenchError):
+    """An input file (spec, rule set, submission) cannot be used; carries every problem found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(p.render() for p in problems))
+
+
+class UsageError(SpecbenchError):
+    """A command was called with arguments that cannot work."""

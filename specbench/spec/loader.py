@@ -1,0 +1,288 @@
+"""Loading specs and rule sets: safe YAML, `extends:` with cycle detection, located validation errors."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from specbench.errors import InputError, Location, Problem
+from specbench.registry import did_you_mean
+from specbench.spec import builtin
+from specbench.spec.models import RULESET_FORMAT_VERSION, SPEC_FORMAT_VERSION, RuleSet, Spec
+from specbench.spec.rules import RULE_KINDS
+from specbench.spec.yamlio import Document, JsonPath, Position, format_path, load_yaml
+
+MAX_EXTENDS_DEPTH = 8
+IDENTITY_KEYS = ("format_version", "id", "version", "title", "description", "extends", "based_on")
+PROFILE_OVERRIDABLE = ("workload", "quality", "budget", "throughput", "hyperparameters", "measurement")
+
+
+@dataclass
+class LoadedSpec:
+    """A spec as loaded and validated, with the merged document that locates each of its values."""
+
+    spec: Spec
+    document: Document
+    path: Path
+
+
+def _problem(doc: Document, path: JsonPath, message: str) -> Problem:
+    return Problem(doc.locate(path), message)
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    """Load a spec file (or a built-in spec by id) and validate it; raise InputError with every problem."""
+    spec_path = builtin.find_spec(str(path))
+    doc = _load_merged(spec_path, _allowed_root(spec_path), chain=())
+    _check_format(doc, SPEC_FORMAT_VERSION, "spec")
+    spec = validate_model(Spec, doc)
+    _check_profiles(spec, doc)
+    return LoadedSpec(spec, doc, spec_path)
+
+
+def load_ruleset(path: str | Path) -> RuleSet:
+    """Load a rule set file and validate it."""
+    doc = load_yaml(Path(path))
+    _check_format(doc, RULESET_FORMAT_VERSION, "rule set")
+    return validate_model(RuleSet, doc)
+
+
+def _allowed_root(spec_path: Path) -> Path:
+    """Files a spec may extend lie under its folder's parent (e.g. `specs/` and `rules/` of one project)."""
+    return spec_path.resolve().parent.parent
+
+
+def _check_format(doc: Document, supported: int, what: str) -> None:
+    found = doc.data.get("format_version")
+    if found is None:
+        raise InputError([_problem(doc, (), f"missing required key 'format_version' (this specbench reads {what} format {supported})")])
+    if found != supported:
+        raise InputError(
+            [_problem(doc, ("format_version",), f"{what} format version {found!r} not supported (this specbench reads {supported})")]
+        )
+
+
+def _resolve_extends(doc: Document, value: Any, root: Path) -> Path:
+    here = Path(doc.file)
+    if not isinstance(value, str) or not value:
+        raise InputError([_problem(doc, ("extends",), f"expected a path or built-in id as a string, found {value!r}")])
+    found = builtin.find_extendable(value)
+    if found is not None:
+        return found
+    if Path(value).is_absolute():
+        raise InputError([_problem(doc, ("extends",), f"expected a relative path or a built-in id, found absolute path {value!r}")])
+    target = (here.parent / value).resolve()
+    roots = [root.resolve(), builtin.data_root().resolve()]
+    if not any(target.is_relative_to(r) for r in roots):
+        raise InputError(
+            [_problem(doc, ("extends",), f"{value!r} points outside the allowed folders ({', '.join(map(str, roots))})")]
+        )
+    if not target.is_file():
+        known = builtin.extendable_ids()
+        raise InputError(
+            [_problem(doc, ("extends",), f"{value!r} is neither a file nor a built-in id{did_you_mean(value, known)}; built-in: {', '.join(known)}")]
+        )
+    return target
+
+
+def _load_merged(path: Path, root: Path, chain: tuple[Path, ...]) -> Document:
+    doc = load_yaml(path)
+    if "extends" not in doc.data:
+        return doc
+    target = _resolve_extends(doc, doc.data["extends"], root)
+    if target in chain or target == path.resolve():
+        cycle = " -> ".join(str(p) for p in (*chain, path.resolve(), target))
+        raise InputError([_problem(doc, ("extends",), f"extends forms a cycle: {cycle}")])
+    if len(chain) >= MAX_EXTENDS_DEPTH:
+        raise InputError([_problem(doc, ("extends",), f"extends chain deeper than {MAX_EXTENDS_DEPTH}")])
+    base = _load_merged(target, root, (*chain, path.resolve()))
+    return _merge(base, doc)
+
+
+def _merge(base: Document, local: Document) -> Document:
+    """Deep-merge `local` over `base` (local keys win); identity keys of `base` are not inherited."""
+    base_data = {k: v for k, v in base.data.items() if k not in IDENTITY_KEYS}
+    data = deep_merge(base_data, local.data)
+    ident = f"{base.data.get('id', Path(base.file).stem)}@{base.data.get('version', '?')}"
+    data["based_on"] = [*base.data.get("based_on", []), ident]
+    positions: dict[JsonPath, Position] = {
+        p: pos for p, pos in base.positions.items() if not (p and p[0] in IDENTITY_KEYS)
+    }
+    overridden = _replaced_paths(base_data, local.data)
+    positions = {p: pos for p, pos in positions.items() if not any(p[: len(o)] == o and len(p) > len(o) for o in overridden)}
+    positions.update(local.positions)
+    return Document(data, local.file, positions)
+
+
+def _replaced_paths(base: dict[str, Any], local: dict[str, Any], prefix: JsonPath = ()) -> list[JsonPath]:
+    """Paths where a local value replaces (rather than merges into) a base value."""
+    out: list[JsonPath] = []
+    for key, value in local.items():
+        if key in base and isinstance(base[key], dict) and isinstance(value, dict):
+            out.extend(_replaced_paths(base[key], value, (*prefix, key)))
+        elif key in base:
+            out.append((*prefix, key))
+    return out
+
+
+def deep_merge(base: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
+    """Merge mappings recursively; local values win, lists are replaced whole."""
+    out = copy.deepcopy(base)
+    for key, value in local.items():
+        if isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def validate_model(model: type[BaseModel], doc: Document) -> Any:
+    """Validate a document against a model, turning every pydantic error into a located problem."""
+    try:
+        return model.model_validate(doc.data)
+    except ValidationError as err:
+        raise InputError([_from_pydantic(doc, e, model) for e in err.errors()]) from None
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> JsonPath:
+    """Map a pydantic error location onto the document, dropping union tags pydantic inserts."""
+    out: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif i == len(loc) - 1 and isinstance(part, str) and isinstance(node, dict):
+            out.append(part)
+    return tuple(out)
+
+
+@cache
+def _field_names(model: type[BaseModel]) -> list[str]:
+    names: set[str] = set()
+    stack: list[Any] = [model]
+    seen: set[Any] = set()
+    while stack:
+        item = stack.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            for name, info in item.model_fields.items():
+                names.add(name)
+                stack.append(info.annotation)
+        for arg in getattr(item, "__args__", ()) or ():
+            stack.append(arg)
+        origin = getattr(item, "__origin__", None)
+        if origin is not None:
+            stack.append(origin)
+        metadata = getattr(item, "__metadata__", None)
+        if metadata is not None:
+            stack.append(item.__origin__)
+    return sorted(names)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _from_pydantic(doc: Document, error: Any, model: type[BaseModel]) -> Problem:
+    loc = tuple(error["loc"])
+    path = _data_path(doc.data, loc)
+    kind = error["type"]
+    if kind == "missing":
+        message = f"missing required key {str(loc[-1])!r}"
+    elif kind == "extra_forbidden":
+        key = str(loc[-1])
+        message = f"unknown key {key!r}{did_you_mean(key, _field_names(model))}"
+    elif kind == "union_tag_invalid":
+        found = error.get("ctx", {}).get("tag", error.get("input"))
+        known = RULE_KINDS.names()
+        message = f"unknown rule kind {found!r}{did_you_mean(str(found), known)}; expected one of {', '.join(known)}"
+    elif kind == "union_tag_not_found":
+        message = "a rule needs a 'kind' key, e.g. {kind: fixed, value: ...}"
+    elif kind == "literal_error":
+        expected = error.get("ctx", {}).get("expected", "")
+        message = f"expected {expected}, found {_short(error.get('input'))}"
+    else:
+        text = str(error["msg"])
+        text = text.removeprefix("Value error, ")
+        message = text[0].lower() + text[1:]
+        if not isinstance(error.get("input"), (dict, list)) and kind != "value_error":
+            message += f", found {_short(error.get('input'))}"
+    return Problem(doc.locate(path), message, "SPEC002")
+
+
+def _check_profiles(spec: Spec, doc: Document) -> None:
+    problems = []
+    for name, profile in spec.profiles.items():
+        for key in profile.overrides:
+            if key not in PROFILE_OVERRIDABLE:
+                problems.append(
+                    _problem(
+                        doc,
+                        ("profiles", name, "overrides", key),
+                        f"a profile may override only {', '.join(PROFILE_OVERRIDABLE)}; found {key!r}",
+                    )
+                )
+    if problems:
+        raise InputError(problems)
+
+
+def spec_digest(spec: Spec) -> str:
+    """sha256 of the canonical JSON of a spec: the identity a submission names."""
+    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def apply_profile(loaded: LoadedSpec, profile: str) -> Spec:
+    """The spec as run at a profile: the profile's overrides merged in and validated again."""
+    spec = loaded.spec
+    if profile not in spec.profiles:
+        known = sorted(spec.profiles)
+        raise InputError(
+            [Problem(Location(str(loaded.path)), f"unknown profile {profile!r}{did_you_mean(profile, known)}; known: {', '.join(known)}")]
+        )
+    overrides = spec.profiles[profile].overrides
+    data = deep_merge(spec.model_dump(mode="json", exclude_defaults=False), overrides)
+    positions = dict(loaded.document.positions)
+    for p, pos in loaded.document.positions.items():
+        prefix = ("profiles", profile, "overrides")
+        if p[:3] == prefix:
+            positions[p[3:]] = pos
+    return validate_model(Spec, Document(data, loaded.document.file, positions))
+
+
+_SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+def is_identifier(text: str) -> bool:
+    return bool(_SAFE_ID.match(text))
+
+
+def format_problems(problems: list[Problem]) -> str:
+    return "\n".join(p.render() for p in problems)
+
+
+__all__ = [
+    "LoadedSpec",
+    "apply_profile",
+    "deep_merge",
+    "format_path",
+    "load_ruleset",
+    "load_spec",
+    "spec_digest",
+    "validate_model",
+]

@@ -1,0 +1,305 @@
+"""Pydantic models of the spec format and of rule sets (`rules/*.yaml`).
+
+These models are the one source of truth: the JSON Schemas in `schemas/` and the reference in
+`docs/spec-reference.md` are generated from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from specbench.spec.rules import LEVELS, Level, Rule, Scalar
+
+SPEC_FORMAT_VERSION = 1
+RULESET_FORMAT_VERSION = 1
+
+LayerName = Literal[
+    "hardware",
+    "operating_system",
+    "driver_firmware",
+    "accelerator_libraries",
+    "communication",
+    "framework",
+    "parallelism_precision",
+    "workload",
+    "problem",
+]
+LAYER_NAMES: tuple[LayerName, ...] = (
+    "hardware",
+    "operating_system",
+    "driver_firmware",
+    "accelerator_libraries",
+    "communication",
+    "framework",
+    "parallelism_precision",
+    "workload",
+    "problem",
+)
+Identifier = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+class Strict(BaseModel):
+    """Base of every file-format model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Reference(Strict):
+    """A public source for facts in a spec."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
+    title: str
+    url: str = Field(pattern=r"^https://")
+    facts: list[str] = Field(default_factory=list, description="Which facts of the spec this source supports.")
+
+
+class LayerInfo(Strict):
+    """One of the nine layers of an AI system (HPC AI500 V2)."""
+
+    number: int = Field(ge=1, le=9)
+    name: LayerName
+    title: str
+    description: str
+    examples: list[str] = Field(default_factory=list)
+
+
+class LevelInfo(Strict):
+    """A benchmarking level: which layers a submitter may change."""
+
+    description: str
+    varies: list[LayerName] = Field(description="Layers a submitter may choose freely at this level.")
+    forced: list[LayerName] = Field(
+        default_factory=list,
+        description="Layers that may change only as far as the varied layers force them "
+        "(for example a driver the new hardware needs).",
+    )
+    scaling_rules: bool = Field(
+        default=False,
+        description="Whether the workload layer follows the reference only within declared scaling rules.",
+    )
+
+    @model_validator(mode="after")
+    def _problem_never_varies(self) -> LevelInfo:
+        if "problem" in self.varies or "problem" in self.forced:
+            raise ValueError("layer 9 'problem' (dataset, target quality, epoch budget) never varies")
+        return self
+
+
+LayerRules = dict[str, Rule]
+Rules = dict[LayerName, LayerRules]
+
+
+def _check_layers(layers: list[LayerInfo]) -> None:
+    numbers = [layer.number for layer in layers]
+    if sorted(numbers) != list(range(1, 10)):
+        raise ValueError(f"expected the nine layers numbered 1 to 9, found numbers {sorted(numbers)}")
+    for layer in layers:
+        expected = LAYER_NAMES[layer.number - 1]
+        if layer.name != expected:
+            raise ValueError(f"layer {layer.number} must be named {expected!r}, found {layer.name!r}")
+
+
+class RuleSet(Strict):
+    """A shared rule set (`rules/*.yaml`): the nine layers, the levels, and rules common to many specs.
+
+    A released rule set is frozen: a fix is a new version, so an old round is never judged by newer rules.
+    """
+
+    format_version: Literal[1] = Field(description="Version of the rule-set file format.")
+    id: str = Identifier
+    version: str = Field(pattern=r"^\d+(\.\d+){0,2}$")
+    title: str
+    description: str = ""
+    references: list[Reference] = Field(default_factory=list)
+    layers: list[LayerInfo]
+    levels: dict[Level, LevelInfo]
+    rules: Rules = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _nine_layers(self) -> RuleSet:
+        _check_layers(self.layers)
+        return self
+
+
+class Dataset(Strict):
+    """The dataset of layer 9, with its sample counts."""
+
+    name: str
+    train_samples: int = Field(gt=0)
+    eval_samples: int = Field(ge=0)
+    sample_shape: list[int] | None = Field(default=None, description="Shape of one input sample.")
+    num_classes: int | None = Field(default=None, gt=0)
+    synthetic: bool = Field(default=False, description="Generated data (allowed for throughput and smoke runs).")
+    checksum_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+
+
+class Variant(Strict):
+    """A named model shape (for example an LLM size) selected with `--set model=NAME`."""
+
+    params: dict[str, Scalar]
+    flops_per_sample: float | None = Field(default=None, gt=0)
+    description: str = ""
+
+
+class Workload(Strict):
+    """What is trained (layer 8's model and layer 9's dataset) and how its FLOPs are counted."""
+
+    task: str
+    model: str
+    executor: str = Field(description="Name of the executor that runs this workload.")
+    dataset: Dataset
+    sample_unit: Literal["image", "token", "sample"] = "sample"
+    flops_per_sample: float | None = Field(
+        default=None,
+        gt=0,
+        description="Analytical training FLOPs (forward and backward) per sample; a variant may set its own.",
+    )
+    flops_source: str = Field(default="", description="How flops_per_sample was obtained.")
+    flop_accounting: Literal["fixed_problem", "processed"] = Field(
+        description="fixed_problem: FLOPs of the epoch budget of layer 9 (the HPC AI500 ranking); "
+        "processed: model FLOPs of the samples actually processed."
+    )
+    variants: dict[str, Variant] = Field(default_factory=dict)
+
+
+class Quality(Strict):
+    """The target quality (layer 9) and how missing it is penalised in Valid FLOPS."""
+
+    metric: str
+    target: float
+    unit: str = Field(default="fraction", description="Unit of the metric, e.g. fraction or nats.")
+    direction: Literal["higher", "lower"] = Field(description="Whether higher or lower values are better.")
+    penalty_exponent: float = Field(
+        ge=0, description="n in Valid FLOPS = FLOPS x (achieved/target)^n (target/achieved when lower is better)."
+    )
+    cap_ratio: bool = Field(default=True, description="Cap the quality ratio at 1 (no bonus for beating the target).")
+    eval_every_epochs: float | None = Field(default=None, gt=0, description="Evaluation cadence in epochs.")
+    eval_offset_epochs: float = Field(default=0, ge=0, description="Epoch of the first evaluation minus the cadence.")
+    eval_every_steps: int | None = Field(default=None, gt=0, description="Evaluation cadence in optimizer steps.")
+
+
+class Budget(Strict):
+    """The epoch (or step) budget of layer 9: a run that reaches it without the target has failed."""
+
+    epochs: float | None = Field(default=None, gt=0)
+    steps: int | None = Field(default=None, gt=0)
+
+
+class Throughput(Strict):
+    """How a throughput benchmark times its work (CARAML style)."""
+
+    warmup_steps: int = Field(ge=0)
+    measure_steps: int = Field(gt=0)
+    metrics: list[str] = Field(min_length=1, description="Reported metrics, e.g. images_per_s, energy_per_image_j.")
+    sweep: dict[str, list[Scalar]] = Field(
+        default_factory=dict, description="Sweep axes: each value runs as its own result."
+    )
+
+
+class PowerRequirement(Strict):
+    """What a power trace must satisfy."""
+
+    required: bool = Field(description="Whether a ranked result needs measured power.")
+    min_sampling_hz: float = Field(gt=0)
+    min_samples: int = Field(ge=1)
+    window: Literal["timed_region"] = Field(
+        default="timed_region", description="Energy is measured from run_start to run_stop."
+    )
+    scope: Literal["accelerator", "node", "wall"]
+    counter_tolerance: float = Field(
+        default=0.05, gt=0, description="Allowed relative gap between counter energy and the integrated trace."
+    )
+
+
+class RunsRequirement(Strict):
+    """How many runs a result needs and how they are combined."""
+
+    count: int = Field(ge=1)
+    aggregation: Literal["olympic", "mean", "median"]
+    max_failed: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _olympic_needs_three(self) -> RunsRequirement:
+        if self.aggregation == "olympic" and self.count < 3:
+            raise ValueError(f"olympic aggregation drops the fastest and slowest run, so it needs count >= 3, found {self.count}")
+        if self.max_failed >= self.count:
+            raise ValueError(f"max_failed ({self.max_failed}) must be less than count ({self.count})")
+        return self
+
+
+class Measurement(Strict):
+    power: PowerRequirement
+    runs: RunsRequirement
+
+
+class Profile(Strict):
+    """A scale at which the spec runs; `overrides` is merged into the spec (local keys win)."""
+
+    description: str
+    ranked: bool = Field(description="Whether results at this profile may be ranked.")
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+
+class Spec(Strict):
+    """One benchmark: the problem, the reference, the rules per layer and level, and how to measure."""
+
+    format_version: Literal[1] = Field(description="Version of the spec file format.")
+    id: str = Identifier
+    version: str = Field(pattern=r"^\d+(\.\d+){0,2}$")
+    title: str
+    description: str = ""
+    kind: Literal["time_to_quality", "throughput"]
+    extends: str | None = Field(default=None, description="A rule set or spec this one builds on (path or built-in id).")
+    based_on: list[str] = Field(
+        default_factory=list, description="Filled in by the loader: `id@version` of every document extended."
+    )
+    references: list[Reference] = Field(min_length=1)
+    layers: list[LayerInfo]
+    levels: dict[Level, LevelInfo]
+    allowed_levels: list[Level] = Field(default_factory=lambda: list(LEVELS))
+    workload: Workload
+    quality: Quality | None = None
+    budget: Budget = Field(default_factory=Budget)
+    throughput: Throughput | None = None
+    hyperparameters: dict[str, Scalar | list[Scalar]] = Field(
+        default_factory=dict, description="The reference hyperparameters of layer 8."
+    )
+    rules: Rules = Field(default_factory=dict)
+    measurement: Measurement
+    profiles: dict[str, Profile]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Spec:
+        _check_layers(self.layers)
+        missing = [level for level in self.allowed_levels if level not in self.levels]
+        if missing:
+            raise ValueError(f"allowed_levels names levels with no definition: {missing}")
+        if self.kind == "time_to_quality":
+            if self.quality is None:
+                raise ValueError("a time_to_quality spec needs `quality`")
+            if self.budget.epochs is None and self.budget.steps is None:
+                raise ValueError("a time_to_quality spec needs a budget (epochs or steps)")
+        if self.kind == "throughput" and self.throughput is None:
+            raise ValueError("a throughput spec needs `throughput`")
+        for name in ("official", "smoke"):
+            if name not in self.profiles:
+                raise ValueError(f"profile {name!r} is required")
+        if self.profiles["smoke"].ranked:
+            raise ValueError("the smoke profile is never ranked: set ranked: false")
+        if self.workload.flops_per_sample is None and not self.workload.variants:
+            raise ValueError("workload needs flops_per_sample, or variants that set it")
+        for name, variant in self.workload.variants.items():
+            if variant.flops_per_sample is None and self.workload.flops_per_sample is None:
+                raise ValueError(f"variant {name!r} has no flops_per_sample and the workload sets none")
+        for param, rule in self.rules.get("workload", {}).items():
+            other = getattr(rule, "param", None)
+            if other is not None and other not in self.hyperparameters:
+                raise ValueError(f"rule for {param!r} scales with {other!r}, which is not a reference hyperparameter")
+        return self
+
+    def layer_is_fixed(self, layer: LayerName, level: Level) -> bool:
+        """Whether a layer must follow the reference at a level."""
+        info = self.levels[level]
+        return layer not in info.varies and layer not in info.forced

@@ -1,0 +1,217 @@
+"""Safe YAML loading that keeps the line and column of every value.
+
+The document is composed into a node tree by ruamel.yaml and turned into plain Python values
+here, so no YAML tag can construct an object, aliases cannot expand without bound, duplicate
+keys are refused, and every value's JSON path maps to its position in the file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from specbench.errors import InputError, Location, Problem
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_EXPANDED_NODES = 100_000
+MAX_DEPTH = 64
+
+JsonPath = tuple[str | int, ...]
+Position = tuple[str, int, int]
+
+_STD = "tag:yaml.org,2002:"
+_FLOAT_SPECIAL = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
+
+
+def format_path(path: JsonPath) -> str:
+    """Render a JSON path as `a.b[2].c`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+@dataclass
+class Document:
+    """A loaded YAML file: its plain data and the position of every value in it."""
+
+    data: Any
+    file: str
+    positions: dict[JsonPath, Position] = field(default_factory=dict)
+
+    def locate(self, path: JsonPath) -> Location:
+        """The location of `path`, or of its nearest ancestor present in the file."""
+        probe = tuple(path)
+        while probe and probe not in self.positions:
+            probe = probe[:-1]
+        file, line, column = self.positions.get(probe, (self.file, 1, 1))
+        return Location(file, line, column, format_path(tuple(path)))
+
+
+def _fail(file: str, line: int, column: int, message: str, path: JsonPath = ()) -> InputError:
+    return InputError([Problem(Location(file, line, column, format_path(path)), message, "SPEC001")])
+
+
+def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read a UTF-8 file of bounded size, with a located error for bad bytes."""
+    name = str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise _fail(name, 1, 1, "file not found") from None
+    except OSError as err:
+        raise _fail(name, 1, 1, f"cannot read file: {err.strerror}") from err
+    if size > max_bytes:
+        raise _fail(name, 1, 1, f"file is {size} bytes, over the limit of {max_bytes} bytes")
+    if not path.is_file():
+        raise _fail(name, 1, 1, "not a regular file")
+    raw = path.read_bytes()[: max_bytes + 1]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise _fail(name, line, column, f"not valid UTF-8: byte 0x{raw[err.start]:02x} cannot be decoded") from None
+
+
+def load_yaml(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Load one YAML file safely into plain data with positions."""
+    return parse_yaml(read_text(path, max_bytes), str(path))
+
+
+def parse_yaml(text: str, file: str = "<input>") -> Document:
+    """Parse YAML text into plain data with positions; every failure is an InputError."""
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        root = yaml.compose(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise _fail(file, line, column, f"YAML syntax error: {err.problem or err}") from None
+    except YAMLError as err:
+        raise _fail(file, 1, 1, f"YAML error: {err}") from None
+    except RecursionError:
+        raise _fail(file, 1, 1, "YAML nesting is too deep") from None
+    if root is None:
+        raise _fail(file, 1, 1, "the document is empty; expected a mapping")
+    if not isinstance(root, MappingNode):
+        line, column = root.start_mark.line + 1, root.start_mark.column + 1
+        raise _fail(file, line, column, f"the document root must be a mapping, found a {_node_kind(root)}")
+    _check_expansion(root, file)
+    builder = _Builder(file)
+    data = builder.build(root, ())
+    return Document(data, file, builder.positions)
+
+
+def _node_kind(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "mapping"
+    if isinstance(node, SequenceNode):
+        return "sequence"
+    return "scalar"
+
+
+def _check_expansion(root: Node, file: str) -> None:
+    """Refuse documents whose aliases would expand past a bound (the 'billion laughs' attack)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if children_done or not children:
+            sizes[id(node)] = 1 + sum(sizes.get(id(c), 0) for c in children)
+            if sizes[id(node)] > MAX_EXPANDED_NODES:
+                line, column = node.start_mark.line + 1, node.start_mark.column + 1
+                raise _fail(
+                    file,
+                    line,
+                    column,
+                    f"aliases expand to more than {MAX_EXPANDED_NODES} values; refusing to load",
+                )
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+class _Builder:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: dict[JsonPath, Position] = {}
+
+    def build(self, node: Node, path: JsonPath) -> Any:
+        if len(path) > MAX_DEPTH:
+            raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", path)
+        self.positions[path] = (self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+        tag = str(node.tag)
+        if isinstance(node, MappingNode):
+            if tag != _STD + "map":
+                raise self._error(node, f"YAML tag {tag!r} is not allowed in specbench files", path)
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            if tag != _STD + "seq":
+                raise self._error(node, f"YAML tag {tag!r} is not allowed in specbench files", path)
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node, path)
+
+    def _mapping(self, node: MappingNode, path: JsonPath) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if str(key_node.tag) == _STD + "merge":
+                raise self._error(key_node, "YAML merge keys ('<<') are not supported; write the keys out", path)
+            if not isinstance(key_node, ScalarNode):
+                raise self._error(key_node, "mapping keys must be plain scalars", path)
+            key = str(self._scalar(key_node, path))
+            if key in out:
+                first = self.positions.get((*path, key), (self.file, 0, 0))[1]
+                raise self._error(key_node, f"duplicate key {key!r} (first defined on line {first})", (*path, key))
+            out[key] = self.build(value_node, (*path, key))
+        return out
+
+    def _scalar(self, node: Node, path: JsonPath) -> Any:
+        tag, value = str(node.tag), str(node.value)
+        if not tag.startswith(_STD):
+            raise self._error(node, f"YAML tag {tag!r} is not allowed in specbench files", path)
+        kind = tag[len(_STD) :]
+        if kind in ("str", "timestamp"):
+            return value
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return value.lower() == "true"
+        if kind == "int":
+            try:
+                return int(value, 0) if not re.fullmatch(r"[-+]?0+[0-9_]*", value) else int(value.replace("_", ""))
+            except ValueError:
+                raise self._error(node, f"not an integer: {value!r}", path) from None
+        if kind == "float":
+            special = _FLOAT_SPECIAL.get(value.lower())
+            if special is not None:
+                return special
+            try:
+                return float(value.replace("_", ""))
+            except ValueError:
+                raise self._error(node, f"not a number: {value!r}", path) from None
+        raise self._error(node, f"YAML tag {tag!r} is not allowed in specbench files", path)
+
+    def _error(self, node: Node, message: str, path: JsonPath) -> InputError:
+        return _fail(self.file, node.start_mark.line + 1, node.start_mark.column + 1, message, path)
