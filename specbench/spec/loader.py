@@ -126,7 +126,7 @@ def _replaced_paths(base: dict[str, Any], local: dict[str, Any], prefix: JsonPat
     """Paths where a local value replaces (rather than merges into) a base value."""
     out: list[JsonPath] = []
     for key, value in local.items():
-        if key in base and isinstance(base[key], dict) and isinstance(value, dict):
+        if key in base and isinstance(base[key], dict) and isinstance(value, dict) and value:
             out.extend(_replaced_paths(base[key], value, (*prefix, key)))
         elif key in base:
             out.append((*prefix, key))
@@ -134,10 +134,10 @@ def _replaced_paths(base: dict[str, Any], local: dict[str, Any], prefix: JsonPat
 
 
 def deep_merge(base: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
-    """Merge mappings recursively; local values win, lists are replaced whole."""
+    """Merge mappings recursively; local values win, lists and empty mappings replace whole."""
     out = copy.deepcopy(base)
     for key, value in local.items():
-        if isinstance(out.get(key), dict) and isinstance(value, dict):
+        if isinstance(out.get(key), dict) and isinstance(value, dict) and value:
             out[key] = deep_merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)

@@ -256,8 +256,8 @@ class Spec(Strict):
         default_factory=list, description="Filled in by the loader: `id@version` of every document extended."
     )
     references: list[Reference] = Field(min_length=1)
-    layers: list[LayerInfo]
-    levels: dict[Level, LevelInfo]
+    layers: list[LayerInfo] | None = Field(default=None, description="The nine layers; usually inherited via extends.")
+    levels: dict[Level, LevelInfo] | None = Field(default=None, description="The levels; usually inherited via extends.")
     allowed_levels: list[Level] = Field(default_factory=lambda: list(LEVELS))
     workload: Workload
     quality: Quality | None = None
@@ -272,6 +272,8 @@ class Spec(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
+        if self.layers is None or self.levels is None:
+            raise ValueError("a spec needs `layers` and `levels`: extend a rule set (extends: hpcai500) or define them")
         _check_layers(self.layers)
         missing = [level for level in self.allowed_levels if level not in self.levels]
         if missing:
@@ -279,8 +281,8 @@ class Spec(Strict):
         if self.kind == "time_to_quality":
             if self.quality is None:
                 raise ValueError("a time_to_quality spec needs `quality`")
-            if self.budget.epochs is None and self.budget.steps is None:
-                raise ValueError("a time_to_quality spec needs a budget (epochs or steps)")
+        if self.workload.flop_accounting == "fixed_problem" and self.budget.epochs is None and self.budget.steps is None:
+            raise ValueError("fixed_problem FLOP accounting needs a budget (epochs or steps) to count the problem's FLOPs")
         if self.kind == "throughput" and self.throughput is None:
             raise ValueError("a throughput spec needs `throughput`")
         for name in ("official", "smoke"):
@@ -293,6 +295,10 @@ class Spec(Strict):
         for name, variant in self.workload.variants.items():
             if variant.flops_per_sample is None and self.workload.flops_per_sample is None:
                 raise ValueError(f"variant {name!r} has no flops_per_sample and the workload sets none")
+        model_choice = self.hyperparameters.get("model")
+        if self.workload.variants and model_choice not in self.workload.variants:
+            known = ", ".join(self.workload.variants)
+            raise ValueError(f"hyperparameters.model must name a workload variant ({known}), found {model_choice!r}")
         for param, rule in self.rules.get("workload", {}).items():
             other = getattr(rule, "param", None)
             if other is not None and other not in self.hyperparameters:
@@ -301,5 +307,6 @@ class Spec(Strict):
 
     def layer_is_fixed(self, layer: LayerName, level: Level) -> bool:
         """Whether a layer must follow the reference at a level."""
+        assert self.levels is not None
         info = self.levels[level]
         return layer not in info.varies and layer not in info.forced

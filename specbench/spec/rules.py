@@ -76,10 +76,10 @@ class RangeRule(_RuleBase):
 
 
 class MultipleOfRule(_RuleBase):
-    """An integer that is a positive multiple of `value`."""
+    """A positive integer multiple of `value` (a batch size multiple of 8, a learning rate multiple of 0.001)."""
 
     kind: Literal["multiple_of"]
-    value: int = Field(gt=0)
+    value: float = Field(gt=0)
 
 
 class PowerOfTwoMultipleRule(_RuleBase):
@@ -173,9 +173,13 @@ def _range(rule: RangeRule, value: Any, params: Mapping[str, Any]) -> Verdict:
 
 
 def _multiple_of(rule: MultipleOfRule, value: Any, params: Mapping[str, Any]) -> Verdict:
-    expected = f"a positive multiple of {rule.value}"
-    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0 and value % rule.value == 0
-    return Verdict(ok, expected)
+    expected = f"a positive multiple of {rule.value:g}"
+    if not _is_number(value) or value <= 0:
+        return Verdict(False, expected)
+    if isinstance(value, int) and float(rule.value).is_integer():
+        return Verdict(value % int(rule.value) == 0, expected)
+    ratio = value / rule.value
+    return Verdict(round(ratio) >= 1 and abs(ratio - round(ratio)) <= 1e-9 * max(1.0, ratio), expected)
 
 
 def _power_of_two_multiple(rule: PowerOfTwoMultipleRule, value: Any, params: Mapping[str, Any]) -> Verdict:

@@ -1,0 +1,41 @@
+"""`specbench show`: print a spec resolved at a profile and level."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import click
+from ruamel.yaml import YAML
+
+from specbench.spec.loader import load_spec
+from specbench.spec.resolve import resolve
+from specbench.spec.rules import LEVELS
+
+
+def render(data: dict[str, object], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+@click.command(name="show")
+@click.argument("spec")
+@click.option("--profile", default="official", show_default=True, help="Profile to apply (official, smoke, ...).")
+@click.option("--level", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first].")
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+def command(spec: str, profile: str, level: str | None, fmt: str) -> None:
+    """Print SPEC (a file or a built-in id) resolved at a profile and level.
+
+    The output adds a `resolved` block: the profile, the level, whether results are
+    ranked, the spec's sha256, and the rule that binds each parameter of each layer.
+    """
+    resolved = resolve(load_spec(spec), profile, level)  # type: ignore[arg-type]
+    sys.stdout.write(render(resolved.as_dict(), fmt))

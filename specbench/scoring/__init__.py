@@ -1,0 +1,1 @@
+"""FLOPs accounting, Valid FLOPS, per-watt metrics and aggregation. Imports no torch."""

@@ -1,0 +1,97 @@
+"""A spec resolved for one run: profile applied, level chosen, effective rules per layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from specbench.errors import UsageError
+from specbench.registry import did_you_mean
+from specbench.spec.loader import LoadedSpec, apply_profile, spec_digest
+from specbench.spec.models import LAYER_NAMES, LayerName, Spec
+from specbench.spec.rules import FixedRule, FreeRule, Level, ReportedRule
+
+
+@dataclass
+class ResolvedSpec:
+    """What a run at one profile and level must follow."""
+
+    spec: Spec
+    profile: str
+    level: Level
+    ranked: bool
+    digest: str
+    rules: dict[LayerName, dict[str, BaseModel]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.spec.model_dump(mode="json"),
+            "resolved": {
+                "profile": self.profile,
+                "level": self.level,
+                "ranked": self.ranked,
+                "spec_sha256": self.digest,
+                "effective_rules": {
+                    layer: {param: rule.model_dump(mode="json", exclude_none=True) for param, rule in params.items()}
+                    for layer, params in self.rules.items()
+                },
+            },
+        }
+
+
+def problem_params(spec: Spec) -> dict[str, Any]:
+    """The parameters of layer 9, which never vary: dataset, target quality, budget."""
+    params: dict[str, Any] = {
+        "dataset": spec.workload.dataset.name,
+        "train_samples": spec.workload.dataset.train_samples,
+        "eval_samples": spec.workload.dataset.eval_samples,
+    }
+    if spec.quality is not None:
+        params["quality_metric"] = spec.quality.metric
+        params["quality_target"] = spec.quality.target
+    if spec.budget.epochs is not None:
+        params["epoch_budget"] = spec.budget.epochs
+    if spec.budget.steps is not None:
+        params["step_budget"] = spec.budget.steps
+    return params
+
+
+def effective_rules(spec: Spec, level: Level) -> dict[LayerName, dict[str, BaseModel]]:
+    """Rules that bind at `level`; a rule of a layer that varies there becomes `reported`."""
+    out: dict[LayerName, dict[str, BaseModel]] = {}
+    for layer in LAYER_NAMES[:-1]:
+        params: dict[str, BaseModel] = {}
+        for param, rule in spec.rules.get(layer, {}).items():
+            binds = level in rule.levels if rule.levels is not None else spec.layer_is_fixed(layer, level)
+            if binds or isinstance(rule, FreeRule):
+                params[param] = rule
+            else:
+                params[param] = ReportedRule(kind="reported", when=rule.when, cardinality=rule.cardinality, note=rule.note)
+        if params:
+            out[layer] = params
+    out["problem"] = {
+        name: FixedRule(kind="fixed", value=value, note="layer 9 never varies")
+        for name, value in problem_params(spec).items()
+    }
+    return out
+
+
+def resolve(loaded: LoadedSpec, profile: str = "official", level: Level | None = None) -> ResolvedSpec:
+    """Apply a profile and choose a level (default: the first the spec allows)."""
+    spec = apply_profile(loaded, profile)
+    chosen = level or spec.allowed_levels[0]
+    if chosen not in spec.allowed_levels:
+        allowed = list(spec.allowed_levels)
+        raise UsageError(
+            f"level {chosen!r} is not allowed by spec {spec.id!r}{did_you_mean(chosen, allowed)}; allowed: {', '.join(allowed)}"
+        )
+    return ResolvedSpec(
+        spec=spec,
+        profile=profile,
+        level=chosen,
+        ranked=spec.profiles[profile].ranked,
+        digest=spec_digest(loaded.spec),
+        rules=effective_rules(spec, chosen),
+    )
