@@ -1,0 +1,126 @@
+"""`specbench power -- CMD`: run a command while measuring power and energy, then summarize."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from specbench.errors import EXIT_UNUSABLE, SpecbenchError
+from specbench.power import close_meters, measure_command, probe_meters
+from specbench.power.run import MeasuredCommand
+
+
+@click.command(
+    name="power",
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+        "help_option_names": ["-h", "--help"],
+    },
+    epilog="\b\nTrace format: docs/power.md. Example:\n  specbench power --interval-ms 10 -- python train.py",
+)
+@click.option(
+    "--meters",
+    default="auto",
+    show_default=True,
+    metavar="auto|NAME[,NAME...]",
+    help="Meters to use: nvml, amdsmi, rapl, hwmon, null, replay:DIR. 'auto' uses every one available here.",
+)
+@click.option(
+    "--interval-ms",
+    type=click.FloatRange(min=10, max=60_000),
+    default=100,
+    show_default=True,
+    help="Sampling period of the power trace in milliseconds (10 to 60000).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for power.csv and power.json [default: ./power-YYYYmmdd-HHMMSS].",
+)
+@click.option(
+    "--owner/--no-owner",
+    default=None,
+    help="Measure (or not) regardless of the local rank; default: only local rank 0 measures.",
+)
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED, required=True)
+@click.pass_context
+def command(
+    ctx: click.Context, meters: str, interval_ms: float, out: Path | None, owner: bool | None, cmd: tuple[str, ...]
+) -> None:
+    """Run CMD, measure power and energy while it runs, write the trace, exit with CMD's exit code."""
+    folder = out or Path(f"power-{datetime.now():%Y%m%d-%H%M%S}")
+    opened, skipped = probe_meters(meters, owner=owner)
+    try:
+        result = measure_command(
+            list(cmd), opened, folder, interval_s=interval_ms / 1000, metadata={"skipped_meters": skipped}
+        )
+    finally:
+        close_meters(opened)
+    click.echo(render_summary(result, skipped), err=True)
+    ctx.exit(result.exit_code)
+
+
+def render_summary(result: MeasuredCommand, skipped: dict[str, str]) -> str:
+    """The table printed after the command: energy per device, mean power, method, cross-check."""
+    window = result.window
+    rows = []
+    for energy in window.devices:
+        rows.append(
+            [
+                energy.device,
+                energy.scope,
+                _fmt(energy.energy_j, ".1f"),
+                _fmt(energy.mean_power_w, ".1f"),
+                energy.method.replace("_", " "),
+                _fmt(energy.cross_check_ratio, ".4f", missing="n/a"),
+                energy.samples,
+            ]
+        )
+    table = tabulate(
+        rows,
+        headers=["device", "scope", "energy J", "mean power W", "method", "counter/integral", "samples"],
+        disable_numparse=True,
+    )
+    lines = [table, ""]
+    for scope, total in window.totals_by_scope().items():
+        if scope != "none":
+            lines.append(
+                f"{scope}: {total:.1f} J over {window.duration_s:.3f} s"
+                if total is not None
+                else f"{scope}: not measured"
+            )
+    notes = [f"{e.device}: {e.note}" for e in window.devices if e.note]
+    notes += [f"{name} skipped: {reason}" for name, reason in skipped.items()]
+    lines += [f"note: {note}" for note in notes]
+    lines.append(f"trace: {result.trace_dir}/power.csv, {result.trace_dir}/power.json; exit code {result.exit_code}")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None, spec: str, missing: str = "not measured") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command on its own (`python -m specbench.power`), mapping errors to exit codes."""
+    try:
+        result = command.main(args=argv, prog_name="specbench power", standalone_mode=False)
+    except SpecbenchError as err:
+        click.echo(f"error: {err}", err=True)
+        return err.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as err:
+        err.show()
+        return EXIT_UNUSABLE if err.exit_code == 2 else err.exit_code
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

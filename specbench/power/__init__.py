@@ -1,0 +1,83 @@
+"""Power and energy measurement: meters behind one interface, a fixed-period sampler, traces on disk.
+
+Standard library only at import time; vendor libraries (pynvml, amdsmi) load when a meter opens.
+Typical use by an executor (the caller synchronizes its device before each window edge):
+
+    meters = open_meters("auto")
+    with PowerSampler(meters, interval_s=0.1, trace_dir=run_dir) as sampler:
+        torch.cuda.synchronize(); sampler.window_start()
+        train()
+        torch.cuda.synchronize(); window = sampler.window_stop()
+    close_meters(meters)
+    window.energy_j("accelerator")
+"""
+
+from __future__ import annotations
+
+from specbench.power.amd import AmdSmiMeter
+from specbench.power.base import (
+    NOT_MEASURED,
+    SCOPES,
+    Device,
+    DeviceState,
+    Meter,
+    MeterUnavailable,
+    PowerError,
+    PowerValues,
+)
+from specbench.power.energy import CounterEvent, DeviceEnergy
+from specbench.power.hwmon import HwmonMeter
+from specbench.power.null import NullMeter
+from specbench.power.nvml import NvmlMeter
+from specbench.power.owner import Ownership, power_owner
+from specbench.power.rapl import RaplMeter
+from specbench.power.replay import ReplayMeter
+from specbench.power.run import MeasuredCommand, measure_command
+from specbench.power.sampler import (
+    DEFAULT_INTERVAL_S,
+    MIN_INTERVAL_S,
+    Clock,
+    PowerSampler,
+    SystemClock,
+    Window,
+)
+from specbench.power.select import METERS, close_meters, open_meters, probe_meters
+from specbench.power.trace import FORMAT, FORMAT_VERSION, Sample, Trace, read_trace
+
+__all__ = [
+    "DEFAULT_INTERVAL_S",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "METERS",
+    "MIN_INTERVAL_S",
+    "NOT_MEASURED",
+    "SCOPES",
+    "AmdSmiMeter",
+    "Clock",
+    "CounterEvent",
+    "Device",
+    "DeviceEnergy",
+    "DeviceState",
+    "HwmonMeter",
+    "MeasuredCommand",
+    "Meter",
+    "MeterUnavailable",
+    "NullMeter",
+    "NvmlMeter",
+    "Ownership",
+    "PowerError",
+    "PowerSampler",
+    "PowerValues",
+    "RaplMeter",
+    "ReplayMeter",
+    "Sample",
+    "SystemClock",
+    "Trace",
+    "Window",
+    "close_meters",
+    "measure_command",
+    "open_meters",
+    "power_owner",
+    "probe_meters",
+    "read_trace",
+]

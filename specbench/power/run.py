@@ -1,0 +1,114 @@
+"""Measure the power and energy of one command: the library behind `specbench power -- CMD`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from specbench.power.base import Meter, PowerError
+from specbench.power.owner import OWNER_VARIABLE
+from specbench.power.sampler import DEFAULT_INTERVAL_S, Clock, PowerSampler, Window
+
+FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+
+class CommandNotRun(PowerError):
+    """The command could not be started; exit codes follow env(1): 127 not found, 126 not executable."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class MeasuredCommand:
+    """What `measure_command` found: the command's exit code, its energy window, the trace folder."""
+
+    command: list[str]
+    exit_code: int
+    window: Window
+    trace_dir: Path
+
+
+def measure_command(
+    command: Sequence[str],
+    meters: Sequence[Meter],
+    trace_dir: str | Path,
+    *,
+    interval_s: float = DEFAULT_INTERVAL_S,
+    clock: Clock | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> MeasuredCommand:
+    """Run `command` while sampling; the window spans from just before its start to its exit.
+
+    The child inherits the environment with SPECBENCH_POWER_OWNER=0, so a specbench process
+    inside it does not measure the same devices again. Signals sent to this process are
+    forwarded to the child (see `forward_signals`).
+    """
+    if not command:
+        raise PowerError("no command to measure; usage: specbench power [OPTIONS] -- CMD [ARGS]...")
+    env = {**os.environ, OWNER_VARIABLE: "0"}
+    trace_dir = Path(trace_dir)
+    sampler = PowerSampler(
+        meters, interval_s, trace_dir=trace_dir, clock=clock, metadata={**(metadata or {}), "command": list(command)}
+    )
+    with sampler:
+        sampler.window_start()
+        try:
+            child = subprocess.Popen(list(command), env=env)
+        except OSError as err:
+            sampler.window_stop()
+            sampler.extra_metadata["exit_code"] = None
+            code = 127 if isinstance(err, FileNotFoundError) else 126
+            raise CommandNotRun(f"cannot run {command[0]!r}: {err.strerror or err}", code) from err
+        with forward_signals(child):
+            returncode = child.wait()
+        window = sampler.window_stop()
+        exit_code = 128 - returncode if returncode < 0 else returncode
+        sampler.extra_metadata["exit_code"] = exit_code
+    return MeasuredCommand(list(command), exit_code, window, trace_dir)
+
+
+@contextlib.contextmanager
+def forward_signals(child: subprocess.Popen[Any]) -> Iterator[None]:
+    """Pass SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2 and SIGINT on to `child` while it runs.
+
+    SIGINT is not passed on when this process is in the terminal's foreground group: a Ctrl-C
+    there already reached the child, and a second one would interrupt its clean-up.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and _terminal_sent_sigint():
+            return
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
+
+    previous = {}
+    for name in FORWARDED_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, forward)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _terminal_sent_sigint() -> bool:
+    try:
+        return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError, AttributeError):
+        return False

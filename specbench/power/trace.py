@@ -1,0 +1,194 @@
+"""The power trace on disk: `power.csv` (one row per reading per device) and `power.json` (metadata).
+
+The format is versioned (`format`, `format_version` in power.json) and documented in
+docs/power.md. An empty CSV cell means "not measured", never zero.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from specbench.power.base import Device, PowerError
+
+FORMAT = "specbench.power-trace"
+FORMAT_VERSION = 1
+CSV_NAME = "power.csv"
+JSON_NAME = "power.json"
+COLUMNS = (
+    "sweep",
+    "t_mono_s",
+    "t_wall_s",
+    "device",
+    "power_instant_w",
+    "power_average_w",
+    "energy_counter_j",
+    "read_latency_s",
+    "mark",
+)
+MARKS = ("", "start", "stop", "manual")
+"""'' for a scheduled reading, 'start'/'stop' for a window edge, 'manual' for `sample_now()`."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One reading of one device: both clocks, power, the raw energy counter, and the read's latency."""
+
+    sweep: int
+    t_mono_s: float
+    t_wall_s: float
+    device: str
+    power_instant_w: float | None
+    power_average_w: float | None
+    energy_counter_j: float | None
+    read_latency_s: float
+    mark: str = ""
+
+    def row(self) -> list[str]:
+        return [
+            str(self.sweep),
+            repr(self.t_mono_s),
+            repr(self.t_wall_s),
+            self.device,
+            _cell(self.power_instant_w),
+            _cell(self.power_average_w),
+            _cell(self.energy_counter_j),
+            repr(self.read_latency_s),
+            self.mark,
+        ]
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str], where: str) -> Sample:
+        try:
+            mark = row["mark"]
+            if mark not in MARKS:
+                raise ValueError(f"mark {mark!r} is not one of {MARKS}")
+            return cls(
+                sweep=int(row["sweep"]),
+                t_mono_s=_finite(row["t_mono_s"]),
+                t_wall_s=_finite(row["t_wall_s"]),
+                device=row["device"],
+                power_instant_w=_optional(row["power_instant_w"]),
+                power_average_w=_optional(row["power_average_w"]),
+                energy_counter_j=_optional(row["energy_counter_j"]),
+                read_latency_s=_finite(row["read_latency_s"]),
+                mark=mark,
+            )
+        except (ValueError, KeyError, TypeError) as err:
+            raise PowerError(f"{where}: unreadable power sample: {err}") from err
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value
+
+
+def _optional(text: str) -> float | None:
+    return None if text == "" else _finite(text)
+
+
+class CsvTraceWriter:
+    """Streams samples into `power.csv` as they are taken, so a long run needs no memory for them."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / CSV_NAME
+        self._file: TextIO = self.path.open("w", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._file, lineterminator="\n")
+        self._writer.writerow(COLUMNS)
+
+    def write(self, sample: Sample) -> None:
+        self._writer.writerow(sample.row())
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> Path:
+    """Write power.json atomically (a reader never sees half a file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / JSON_NAME
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(metadata, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_samples(folder: Path, samples: Iterable[Sample]) -> Path:
+    writer = CsvTraceWriter(folder)
+    try:
+        for sample in samples:
+            writer.write(sample)
+    finally:
+        writer.close()
+    return writer.path
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A power trace read back from disk."""
+
+    metadata: dict[str, Any]
+    devices: list[Device]
+    samples: list[Sample]
+
+    def samples_of(self, device_key: str) -> list[Sample]:
+        return [s for s in self.samples if s.device == device_key]
+
+
+def read_metadata(folder: Path) -> dict[str, Any]:
+    path = Path(folder) / JSON_NAME
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PowerError(f"{path}: no power trace metadata here; expected {JSON_NAME} beside {CSV_NAME}") from None
+    except json.JSONDecodeError as err:
+        raise PowerError(f"{path}: not valid JSON: {err}") from err
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
+        raise PowerError(f"{path}: format is {found!r}, expected {FORMAT!r}")
+    version = metadata.get("format_version")
+    if version != FORMAT_VERSION:
+        raise PowerError(
+            f"{path}: power trace format version {version!r} not supported (this specbench reads {FORMAT_VERSION})"
+        )
+    return metadata
+
+
+def read_trace(folder: str | Path) -> Trace:
+    """Read power.json and power.csv from a folder, refusing unknown format versions."""
+    folder = Path(folder)
+    metadata = read_metadata(folder)
+    devices = [Device.from_dict(d) for meter in metadata.get("meters", []) for d in meter.get("devices", [])]
+    path = folder / metadata.get("csv", CSV_NAME)
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            if tuple(reader.fieldnames or ()) != COLUMNS:
+                raise PowerError(f"{path}: columns are {reader.fieldnames}, expected {list(COLUMNS)}")
+            samples = [Sample.from_row(row, f"{path}:{reader.line_num}") for row in reader]
+    except FileNotFoundError:
+        raise PowerError(f"{path}: missing; {JSON_NAME} names it as the sample file") from None
+    known = {d.key for d in devices}
+    strays = sorted({s.device for s in samples} - known)
+    if strays:
+        raise PowerError(
+            f"{path}: samples of devices {strays} that {JSON_NAME} does not list (listed: {sorted(known)})"
+        )
+    return Trace(metadata=metadata, devices=devices, samples=samples)

@@ -1,0 +1,186 @@
+"""`specbench power -- CMD`: exit codes, the summary, the child's environment, signal forwarding."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from specbench.commands.power import command, main, render_summary
+from specbench.power import read_trace
+from specbench.power.energy import DeviceEnergy
+from specbench.power.run import MeasuredCommand
+from specbench.power.sampler import Window
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(args: list[str]):
+    return CliRunner().invoke(command, args, catch_exceptions=False)
+
+
+def test_the_exit_code_is_the_command_s_and_the_trace_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "trace"
+    result = run_cli(
+        [
+            "--meters",
+            "null",
+            "--interval-ms",
+            "20",
+            "--out",
+            str(out),
+            "--",
+            sys.executable,
+            "-c",
+            "raise SystemExit(3)",
+        ]
+    )
+    assert result.exit_code == 3
+    trace = read_trace(out)
+    assert trace.metadata["command"] == [sys.executable, "-c", "raise SystemExit(3)"]
+    assert trace.metadata["exit_code"] == 3
+    assert trace.metadata["sampling"]["requested_period_s"] == 0.02
+    assert "null      none     not measured" in result.stderr
+    assert f"trace: {out}/power.csv, {out}/power.json; exit code 3" in result.stderr
+
+
+def test_options_after_the_command_belong_to_the_command(tmp_path: Path) -> None:
+    marker = tmp_path / "args.txt"
+    code = f"import sys; open({str(marker)!r}, 'w').write(' '.join(sys.argv[1:]))"
+    result = run_cli(["--meters", "null", "--out", str(tmp_path / "t"), sys.executable, "-c", code, "--out", "-x"])
+    assert result.exit_code == 0
+    assert marker.read_text() == "--out -x"
+
+
+def test_the_child_does_not_measure_again(tmp_path: Path) -> None:
+    marker = tmp_path / "owner.txt"
+    code = f"import os; open({str(marker)!r}, 'w').write(os.environ['SPECBENCH_POWER_OWNER'])"
+    assert run_cli(["--meters", "null", "--out", str(tmp_path / "t"), "--", sys.executable, "-c", code]).exit_code == 0
+    assert marker.read_text() == "0"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGUSR1, signal.SIGTERM, signal.SIGINT])
+def test_a_signal_is_forwarded_to_the_command(signum: int, tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    child = textwrap.dedent(
+        f"""
+        import signal, sys, time
+        signal.signal({int(signum)}, lambda *a: sys.exit(42))
+        open({str(ready)!r}, "w").close()
+        time.sleep(60)
+        """
+    )
+    reached_pytest: list[int] = []
+
+    def fallback(number: int, frame: object) -> None:
+        reached_pytest.append(number)
+
+    previous = signal.signal(signum, fallback)
+
+    def send_when_ready() -> None:
+        for _ in range(3000):
+            if ready.exists():
+                os.kill(os.getpid(), signum)
+                return
+            time.sleep(0.01)
+
+    sender = threading.Thread(target=send_when_ready)
+    sender.start()
+    try:
+        result = run_cli(["--meters", "null", "--out", str(tmp_path / "t"), "--", sys.executable, "-c", child])
+    finally:
+        sender.join()
+        restored = signal.signal(signum, previous)
+    assert result.exit_code == 42
+    assert reached_pytest == []
+    assert restored is fallback
+
+
+def test_a_command_killed_by_a_signal_exits_128_plus_the_signal(tmp_path: Path) -> None:
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    result = run_cli(["--meters", "null", "--out", str(tmp_path / "t"), "--", sys.executable, "-c", code])
+    assert result.exit_code == 128 + signal.SIGKILL
+
+
+def test_a_missing_command_exits_127_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--meters", "null", "--out", str(tmp_path / "t"), "--", "no-such-command-xyz"]) == 127
+    assert capsys.readouterr().err == ("error: cannot run 'no-such-command-xyz': No such file or directory\n")
+    assert read_trace(tmp_path / "t").metadata["exit_code"] is None
+
+
+def test_an_unknown_meter_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--meters", "rapll", "--", "true"]) == 2
+    assert capsys.readouterr().err.startswith("error: unknown power meter 'rapll' (did you mean 'rapl'?)")
+
+
+def test_the_summary_table() -> None:
+    window = Window(
+        start_mono_s=10.0,
+        stop_mono_s=70.0,
+        start_wall_s=0.0,
+        stop_wall_s=60.0,
+        devices=(
+            DeviceEnergy("nvml:0", "accelerator", 60.0, 30_000.0, "counter", 30_000.0, 29_850.0, 1.00502, 601),
+            DeviceEnergy(
+                "rapl:package-0", "cpu_package", 60.0, None, "not_measured", None, None, None, 1, note="no reads"
+            ),
+        ),
+    )
+    text = render_summary(MeasuredCommand(["train"], 0, window, Path("out")), {"hwmon": "no sensors"})
+    assert text == textwrap.dedent(
+        """\
+        device          scope        energy J      mean power W    method        counter/integral    samples
+        --------------  -----------  ------------  --------------  ------------  ------------------  ---------
+        nvml:0          accelerator  30000.0       500.0           counter       1.0050              601
+        rapl:package-0  cpu_package  not measured  not measured    not measured  n/a                 1
+
+        accelerator: 30000.0 J over 60.000 s
+        cpu_package: not measured
+        note: rapl:package-0: no reads
+        note: hwmon skipped: no sensors
+        trace: out/power.csv, out/power.json; exit code 0"""
+    )
+
+
+def test_python_m_specbench_power_runs_without_the_rest_of_the_cli(tmp_path: Path) -> None:
+    code = "import sys; print('child output'); sys.exit(5)"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "specbench.power",
+            "--meters",
+            "null",
+            "--out",
+            str(tmp_path / "t"),
+            "--",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 5
+    assert done.stdout == "child output\n"
+    assert "exit code 5" in done.stderr
+
+
+def test_the_power_package_imports_nothing_outside_the_standard_library() -> None:
+    code = (
+        "import sys, specbench.power\n"
+        "heavy = [m for m in ('pydantic', 'torch', 'pynvml', 'amdsmi', 'click', 'tabulate') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)
