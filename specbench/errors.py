@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 EXIT_OK = 0
 EXIT_NONCOMPLIANT = 1
 EXIT_UNUSABLE = 2
+
+
+def _display_path(file: str) -> str:
+    """A path relative to the working folder when it lies inside it, else as given."""
+    path = Path(file)
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(Path.cwd()))
+        except ValueError:
+            return file
+    return file
 
 
 @dataclass(frozen=True)
@@ -19,7 +31,7 @@ class Location:
     json_path: str = ""
 
     def __str__(self) -> str:
-        parts = [self.file or "<input>"]
+        parts = [_display_path(self.file) if self.file else "<input>"]
         if self.line is not None:
             parts.append(str(self.line))
             if self.column is not None:

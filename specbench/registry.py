@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Generic, TypeVar
 
 from specbench.errors import UsageError
@@ -11,7 +11,7 @@ from specbench.errors import UsageError
 T = TypeVar("T")
 
 
-def did_you_mean(name: str, choices: list[str]) -> str:
+def did_you_mean(name: str, choices: Sequence[str]) -> str:
     """A ' (did you mean X?)' suffix when a close match exists, else ''."""
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""

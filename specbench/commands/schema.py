@@ -10,8 +10,12 @@ from specbench.spec.schema import SCHEMAS, export, render
 
 
 @click.command(name="schema")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder to write <name>.schema.json files into (e.g. schemas/).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write <name>.schema.json files into (e.g. schemas/).",
+)
 @click.argument("name", required=False, type=click.Choice(sorted(SCHEMAS)))
 def command(out: Path | None, name: str | None) -> None:
     """Print the JSON Schema NAME, or write all schemas with --out.

@@ -20,7 +20,7 @@ def render(data: dict[str, object], fmt: str) -> str:
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.width = 4096
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined]
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[attr-defined,assignment]
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
@@ -29,7 +29,9 @@ def render(data: dict[str, object], fmt: str) -> str:
 @click.command(name="show")
 @click.argument("spec")
 @click.option("--profile", default="official", show_default=True, help="Profile to apply (official, smoke, ...).")
-@click.option("--level", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first].")
+@click.option(
+    "--level", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first]."
+)
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 def command(spec: str, profile: str, level: str | None, fmt: str) -> None:
     """Print SPEC (a file or a built-in id) resolved at a profile and level.

@@ -54,4 +54,6 @@ def find_spec(name: str) -> Path:
     if _ID.match(name) and builtin.is_file():
         return builtin
     known = spec_ids()
-    raise UsageError(f"no spec file {name!r} and no built-in spec with that id{did_you_mean(name, known)}; built-in: {', '.join(known)}")
+    raise UsageError(
+        f"no spec file {name!r} and no built-in spec with that id{did_you_mean(name, known)}; built-in: {', '.join(known)}"
+    )

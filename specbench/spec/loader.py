@@ -63,10 +63,22 @@ def _allowed_root(spec_path: Path) -> Path:
 def _check_format(doc: Document, supported: int, what: str) -> None:
     found = doc.data.get("format_version")
     if found is None:
-        raise InputError([_problem(doc, (), f"missing required key 'format_version' (this specbench reads {what} format {supported})")])
+        raise InputError(
+            [
+                _problem(
+                    doc, (), f"missing required key 'format_version' (this specbench reads {what} format {supported})"
+                )
+            ]
+        )
     if found != supported:
         raise InputError(
-            [_problem(doc, ("format_version",), f"{what} format version {found!r} not supported (this specbench reads {supported})")]
+            [
+                _problem(
+                    doc,
+                    ("format_version",),
+                    f"{what} format version {found!r} not supported (this specbench reads {supported})",
+                )
+            ]
         )
 
 
@@ -78,17 +90,31 @@ def _resolve_extends(doc: Document, value: Any, root: Path) -> Path:
     if found is not None:
         return found
     if Path(value).is_absolute():
-        raise InputError([_problem(doc, ("extends",), f"expected a relative path or a built-in id, found absolute path {value!r}")])
+        raise InputError(
+            [_problem(doc, ("extends",), f"expected a relative path or a built-in id, found absolute path {value!r}")]
+        )
     target = (here.parent / value).resolve()
     roots = [root.resolve(), builtin.data_root().resolve()]
     if not any(target.is_relative_to(r) for r in roots):
         raise InputError(
-            [_problem(doc, ("extends",), f"{value!r} points outside the allowed folders ({', '.join(map(str, roots))})")]
+            [
+                _problem(
+                    doc,
+                    ("extends",),
+                    f"expected a file under the spec's project folder or a built-in id, found {value!r}, which points outside",
+                )
+            ]
         )
     if not target.is_file():
         known = builtin.extendable_ids()
         raise InputError(
-            [_problem(doc, ("extends",), f"{value!r} is neither a file nor a built-in id{did_you_mean(value, known)}; built-in: {', '.join(known)}")]
+            [
+                _problem(
+                    doc,
+                    ("extends",),
+                    f"{value!r} is neither a file nor a built-in id{did_you_mean(value, known)}; built-in: {', '.join(known)}",
+                )
+            ]
         )
     return target
 
@@ -99,7 +125,7 @@ def _load_merged(path: Path, root: Path, chain: tuple[Path, ...]) -> Document:
         return doc
     target = _resolve_extends(doc, doc.data["extends"], root)
     if target in chain or target == path.resolve():
-        cycle = " -> ".join(str(p) for p in (*chain, path.resolve(), target))
+        cycle = " -> ".join(p.name for p in (*chain, path.resolve(), target))
         raise InputError([_problem(doc, ("extends",), f"extends forms a cycle: {cycle}")])
     if len(chain) >= MAX_EXTENDS_DEPTH:
         raise InputError([_problem(doc, ("extends",), f"extends chain deeper than {MAX_EXTENDS_DEPTH}")])
@@ -117,7 +143,9 @@ def _merge(base: Document, local: Document) -> Document:
         p: pos for p, pos in base.positions.items() if not (p and p[0] in IDENTITY_KEYS)
     }
     overridden = _replaced_paths(base_data, local.data)
-    positions = {p: pos for p, pos in positions.items() if not any(p[: len(o)] == o and len(p) > len(o) for o in overridden)}
+    positions = {
+        p: pos for p, pos in positions.items() if not any(p[: len(o)] == o and len(p) > len(o) for o in overridden)
+    }
     positions.update(local.positions)
     return Document(data, local.file, positions)
 
@@ -152,18 +180,17 @@ def validate_model(model: type[BaseModel], doc: Document) -> Any:
         raise InputError([_from_pydantic(doc, e, model) for e in err.errors()]) from None
 
 
-def _data_path(data: Any, loc: tuple[Any, ...]) -> JsonPath:
+def _data_path(data: Any, loc: tuple[Any, ...], missing: bool) -> JsonPath:
     """Map a pydantic error location onto the document, dropping union tags pydantic inserts."""
     out: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and part in node:
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             out.append(part)
             node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            out.append(part)
-            node = node[part]
-        elif i == len(loc) - 1 and isinstance(part, str) and isinstance(node, dict):
+        elif missing and i == len(loc) - 1 and isinstance(node, dict):
             out.append(part)
     return tuple(out)
 
@@ -200,8 +227,12 @@ def _short(value: Any) -> str:
 
 def _from_pydantic(doc: Document, error: Any, model: type[BaseModel]) -> Problem:
     loc = tuple(error["loc"])
-    path = _data_path(doc.data, loc)
     kind = error["type"]
+    text = str(error["msg"]).removeprefix("Value error, ")
+    if kind == "value_error" and text.startswith("@"):
+        where, _, text = text[1:].partition(" ")
+        loc = (*loc, *(int(p) if p.isdigit() else p for p in where.split(".")))
+    path = _data_path(doc.data, loc, missing=kind == "missing")
     if kind == "missing":
         message = f"missing required key {str(loc[-1])!r}"
     elif kind == "extra_forbidden":
@@ -217,8 +248,6 @@ def _from_pydantic(doc: Document, error: Any, model: type[BaseModel]) -> Problem
         expected = error.get("ctx", {}).get("expected", "")
         message = f"expected {expected}, found {_short(error.get('input'))}"
     else:
-        text = str(error["msg"])
-        text = text.removeprefix("Value error, ")
         message = text[0].lower() + text[1:]
         if not isinstance(error.get("input"), (dict, list)) and kind != "value_error":
             message += f", found {_short(error.get('input'))}"
@@ -253,7 +282,12 @@ def apply_profile(loaded: LoadedSpec, profile: str) -> Spec:
     if profile not in spec.profiles:
         known = sorted(spec.profiles)
         raise InputError(
-            [Problem(Location(str(loaded.path)), f"unknown profile {profile!r}{did_you_mean(profile, known)}; known: {', '.join(known)}")]
+            [
+                Problem(
+                    Location(str(loaded.path)),
+                    f"unknown profile {profile!r}{did_you_mean(profile, known)}; known: {', '.join(known)}",
+                )
+            ]
         )
     overrides = spec.profiles[profile].overrides
     data = deep_merge(spec.model_dump(mode="json", exclude_defaults=False), overrides)

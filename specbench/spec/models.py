@@ -43,7 +43,12 @@ Identifier = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
 class Strict(BaseModel):
     """Base of every file-format model: unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def at(path: str, message: str) -> ValueError:
+    """A validation error located at `path` (dotted, relative to the model) rather than at the model."""
+    return ValueError(f"@{path} {message}")
 
 
 class Reference(Strict):
@@ -223,9 +228,12 @@ class RunsRequirement(Strict):
     @model_validator(mode="after")
     def _olympic_needs_three(self) -> RunsRequirement:
         if self.aggregation == "olympic" and self.count < 3:
-            raise ValueError(f"olympic aggregation drops the fastest and slowest run, so it needs count >= 3, found {self.count}")
+            raise at(
+                "count",
+                f"olympic aggregation drops the fastest and slowest run, so it needs count >= 3, found {self.count}",
+            )
         if self.max_failed >= self.count:
-            raise ValueError(f"max_failed ({self.max_failed}) must be less than count ({self.count})")
+            raise at("max_failed", f"expected fewer than count ({self.count}) failed runs, found {self.max_failed}")
         return self
 
 
@@ -246,63 +254,90 @@ class Spec(Strict):
     """One benchmark: the problem, the reference, the rules per layer and level, and how to measure."""
 
     format_version: Literal[1] = Field(description="Version of the spec file format.")
-    id: str = Identifier
-    version: str = Field(pattern=r"^\d+(\.\d+){0,2}$")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", description="Stable identifier, e.g. resnet50.")
+    version: str = Field(
+        pattern=r"^\d+(\.\d+){0,2}$", description="Version of this benchmark; a change of rules is a new version."
+    )
     title: str
     description: str = ""
-    kind: Literal["time_to_quality", "throughput"]
-    extends: str | None = Field(default=None, description="A rule set or spec this one builds on (path or built-in id).")
+    kind: Literal["time_to_quality", "throughput"] = Field(
+        description="time_to_quality: train until the target quality (HPC AI500, MLPerf); "
+        "throughput: timed steps after warm-up (CARAML)."
+    )
+    extends: str | None = Field(
+        default=None, description="A rule set or spec this one builds on (path or built-in id)."
+    )
     based_on: list[str] = Field(
         default_factory=list, description="Filled in by the loader: `id@version` of every document extended."
     )
-    references: list[Reference] = Field(min_length=1)
+    references: list[Reference] = Field(min_length=1, description="Public sources of the facts in the spec.")
     layers: list[LayerInfo] | None = Field(default=None, description="The nine layers; usually inherited via extends.")
-    levels: dict[Level, LevelInfo] | None = Field(default=None, description="The levels; usually inherited via extends.")
-    allowed_levels: list[Level] = Field(default_factory=lambda: list(LEVELS))
+    levels: dict[Level, LevelInfo] | None = Field(
+        default=None, description="The levels; usually inherited via extends."
+    )
+    allowed_levels: list[Level] = Field(
+        default_factory=lambda: list(LEVELS), description="Levels a submission may claim; the first is the default."
+    )
     workload: Workload
-    quality: Quality | None = None
-    budget: Budget = Field(default_factory=Budget)
-    throughput: Throughput | None = None
+    quality: Quality | None = Field(default=None, description="Required for time_to_quality specs.")
+    budget: Budget = Field(default_factory=Budget, description="The epoch or step budget of layer 9.")
+    throughput: Throughput | None = Field(default=None, description="Required for throughput specs.")
     hyperparameters: dict[str, Scalar | list[Scalar]] = Field(
         default_factory=dict, description="The reference hyperparameters of layer 8."
     )
-    rules: Rules = Field(default_factory=dict)
+    rules: Rules = Field(
+        default_factory=dict,
+        description="Per layer, per parameter: the rule a submission's value must satisfy where the layer is fixed.",
+    )
     measurement: Measurement
-    profiles: dict[str, Profile]
+    profiles: dict[str, Profile] = Field(description="Scales the spec runs at; `official` and `smoke` are required.")
 
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
         if self.layers is None or self.levels is None:
-            raise ValueError("a spec needs `layers` and `levels`: extend a rule set (extends: hpcai500) or define them")
+            raise at(
+                "extends", "a spec needs `layers` and `levels`: extend a rule set (extends: hpcai500) or define them"
+            )
         _check_layers(self.layers)
         missing = [level for level in self.allowed_levels if level not in self.levels]
         if missing:
-            raise ValueError(f"allowed_levels names levels with no definition: {missing}")
-        if self.kind == "time_to_quality":
-            if self.quality is None:
-                raise ValueError("a time_to_quality spec needs `quality`")
-        if self.workload.flop_accounting == "fixed_problem" and self.budget.epochs is None and self.budget.steps is None:
-            raise ValueError("fixed_problem FLOP accounting needs a budget (epochs or steps) to count the problem's FLOPs")
+            raise at("allowed_levels", f"expected levels defined under `levels`, found undefined {missing}")
+        if self.kind == "time_to_quality" and self.quality is None:
+            raise at("kind", "a time_to_quality spec needs `quality` (metric, target, direction, penalty_exponent)")
+        if (
+            self.workload.flop_accounting == "fixed_problem"
+            and self.budget.epochs is None
+            and self.budget.steps is None
+        ):
+            raise at(
+                "workload.flop_accounting",
+                "fixed_problem FLOP accounting needs a budget (epochs or steps) to count the problem's FLOPs",
+            )
         if self.kind == "throughput" and self.throughput is None:
-            raise ValueError("a throughput spec needs `throughput`")
+            raise at("kind", "a throughput spec needs `throughput` (warmup_steps, measure_steps, metrics)")
         for name in ("official", "smoke"):
             if name not in self.profiles:
-                raise ValueError(f"profile {name!r} is required")
+                raise at("profiles", f"profile {name!r} is required")
         if self.profiles["smoke"].ranked:
-            raise ValueError("the smoke profile is never ranked: set ranked: false")
+            raise at("profiles.smoke.ranked", "the smoke profile is never ranked: set ranked: false")
         if self.workload.flops_per_sample is None and not self.workload.variants:
-            raise ValueError("workload needs flops_per_sample, or variants that set it")
+            raise at("workload", "workload needs flops_per_sample, or variants that set it")
         for name, variant in self.workload.variants.items():
             if variant.flops_per_sample is None and self.workload.flops_per_sample is None:
-                raise ValueError(f"variant {name!r} has no flops_per_sample and the workload sets none")
+                raise at(f"workload.variants.{name}", "this variant has no flops_per_sample and the workload sets none")
         model_choice = self.hyperparameters.get("model")
         if self.workload.variants and model_choice not in self.workload.variants:
             known = ", ".join(self.workload.variants)
-            raise ValueError(f"hyperparameters.model must name a workload variant ({known}), found {model_choice!r}")
+            raise at(
+                "hyperparameters.model", f"expected one of the workload variants ({known}), found {model_choice!r}"
+            )
         for param, rule in self.rules.get("workload", {}).items():
             other = getattr(rule, "param", None)
             if other is not None and other not in self.hyperparameters:
-                raise ValueError(f"rule for {param!r} scales with {other!r}, which is not a reference hyperparameter")
+                raise at(
+                    f"rules.workload.{param}.param",
+                    f"expected a reference hyperparameter to scale with, found {other!r} (not in hyperparameters)",
+                )
         return self
 
     def layer_is_fixed(self, layer: LayerName, level: Level) -> bool:

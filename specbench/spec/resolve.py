@@ -68,7 +68,9 @@ def effective_rules(spec: Spec, level: Level) -> dict[LayerName, dict[str, BaseM
             if binds or isinstance(rule, FreeRule):
                 params[param] = rule
             else:
-                params[param] = ReportedRule(kind="reported", when=rule.when, cardinality=rule.cardinality, note=rule.note)
+                params[param] = ReportedRule(
+                    kind="reported", when=rule.when, cardinality=rule.cardinality, note=rule.note
+                )
         if params:
             out[layer] = params
     out["problem"] = {

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from specbench.registry import Registry
 
-Scalar = Union[bool, int, float, str]
+Scalar = bool | int | float | str
 Level = Literal["hardware", "system", "free"]
 LEVELS: tuple[Level, ...] = ("hardware", "system", "free")
 Cardinality = Literal["exactly_one", "at_most_one", "at_least_one", "any"]
@@ -24,7 +24,7 @@ Cardinality = Literal["exactly_one", "at_most_one", "at_least_one", "any"]
 class _RuleBase(BaseModel):
     """Fields every rule kind shares."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     levels: list[Level] | None = Field(
         default=None,
@@ -116,16 +116,14 @@ class FreeRule(_RuleBase):
 
 
 Rule = Annotated[
-    Union[
-        FixedRule,
-        OneOfRule,
-        RangeRule,
-        MultipleOfRule,
-        PowerOfTwoMultipleRule,
-        ScaledWithRule,
-        ReportedRule,
-        FreeRule,
-    ],
+    FixedRule
+    | OneOfRule
+    | RangeRule
+    | MultipleOfRule
+    | PowerOfTwoMultipleRule
+    | ScaledWithRule
+    | ReportedRule
+    | FreeRule,
     Field(discriminator="kind"),
 ]
 
@@ -199,13 +197,12 @@ def _power_of_two_multiple(rule: PowerOfTwoMultipleRule, value: Any, params: Map
 
 
 def _scaled_with(rule: ScaledWithRule, value: Any, params: Mapping[str, Any]) -> Verdict:
-    other = params.get(rule.param)
+    other: Any = params.get(rule.param)
     if not _is_number(other) or other <= 0:
         return Verdict(False, f"a value scaled with {rule.param}, which is missing or not a positive number")
     target = rule.reference * (other / rule.reference_param) ** rule.exponent
-    expected = (
-        f"{target:.6g} = {rule.reference:g} x ({rule.param} {other:g} / {rule.reference_param:g})"
-        + (f"^{rule.exponent:g}" if rule.exponent != 1 else "")
+    expected = f"{target:.6g} = {rule.reference:g} x ({rule.param} {other:g} / {rule.reference_param:g})" + (
+        f"^{rule.exponent:g}" if rule.exponent != 1 else ""
     )
     return Verdict(_is_number(value) and _close(float(value), target, rule.rel_tol), expected)
 

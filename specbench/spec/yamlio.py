@@ -113,6 +113,13 @@ def parse_yaml(text: str, file: str = "<input>") -> Document:
     return Document(data, file, builder.positions)
 
 
+def _join_surrogates(text: str) -> str:
+    """Join UTF-16 surrogate pairs from escapes such as "\\ud800\\udc00" into one character."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _node_kind(node: Node) -> str:
     if isinstance(node, MappingNode):
         return "mapping"
@@ -193,7 +200,7 @@ class _Builder:
             raise self._error(node, f"YAML tag {tag!r} is not allowed in specbench files", path)
         kind = tag[len(_STD) :]
         if kind in ("str", "timestamp"):
-            return value
+            return _join_surrogates(value)
         if kind == "null":
             return None
         if kind == "bool":

@@ -1,0 +1,82 @@
+"""The built-in specs load, resolve at every profile and level, and show through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from specbench.cli import main
+from specbench.spec import builtin, load_spec, resolve
+from specbench.spec.resolve import problem_params
+
+SPEC_IDS = ["caraml-resnet50", "extreme-weather", "llm-gpt", "mlperf-resnet50", "resnet50"]
+
+
+def test_builtin_ids() -> None:
+    assert builtin.spec_ids() == SPEC_IDS
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+def test_every_profile_and_level_resolves(spec_id: str) -> None:
+    loaded = load_spec(spec_id)
+    assert loaded.spec.based_on == ["hpcai500@2.0"]
+    for profile in loaded.spec.profiles:
+        for level in loaded.spec.allowed_levels:
+            resolved = resolve(loaded, profile, level)
+            assert resolved.ranked == (profile != "smoke")
+            assert set(resolved.rules["problem"]) == set(problem_params(resolved.spec))
+
+
+@pytest.mark.parametrize("spec_id", SPEC_IDS)
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_show_every_builtin(spec_id: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", spec_id, "--profile", "smoke", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert f"id: {spec_id}" in out if fmt == "yaml" else json.loads(out)["id"] == spec_id
+
+
+def test_resnet50_facts() -> None:
+    spec = load_spec("resnet50").spec
+    assert spec.workload.dataset.train_samples == 1281167
+    assert spec.workload.dataset.eval_samples == 50000
+    assert spec.quality is not None and spec.quality.target == 0.763 and spec.quality.penalty_exponent == 5
+    assert spec.budget.epochs == 90
+    assert spec.hyperparameters["momentum"] == 0.875
+    assert spec.hyperparameters["weight_decay"] == 3.0517578125e-05
+
+
+def test_smoke_profile_overrides_problem_and_is_not_ranked() -> None:
+    loaded = load_spec("resnet50")
+    smoke = resolve(loaded, "smoke")
+    official = resolve(loaded, "official")
+    assert smoke.spec.workload.dataset.synthetic and not official.spec.workload.dataset.synthetic
+    assert smoke.digest == official.digest
+    assert not smoke.ranked
+
+
+def test_llm_variants_flops_match_formula() -> None:
+    from specbench.scoring.flops import GptShape, gpt_train_flops_per_token
+
+    spec = resolve(load_spec("llm-gpt"), "smoke").spec
+    for variant in spec.workload.variants.values():
+        p = variant.params
+        shape = GptShape(
+            int(p["hidden"]), int(p["layers"]), int(p["heads"]), int(p["sequence_length"]), int(p["vocab"])
+        )
+        assert variant.flops_per_sample == gpt_train_flops_per_token(shape)
+
+
+def test_specs_command_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["specs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:5] == ["id", "version", "kind", "metric", "target"]
+    assert [line.split()[0] for line in lines[2:]] == SPEC_IDS
+    assert ">= 0.763" in next(line for line in lines if line.startswith("resnet50 "))
+
+
+def test_unknown_profile_and_level(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "resnet50", "--profile", "smok"]) == 2
+    assert "unknown profile 'smok' (did you mean 'smoke'?)" in capsys.readouterr().err
+    assert main(["show", "mlperf-resnet50", "--level", "hardware"]) == 2
+    assert "level 'hardware' is not allowed by spec 'mlperf-resnet50'" in capsys.readouterr().err
