@@ -1,0 +1,52 @@
+"""`specbench validate`: judge submission folders before anything is scored."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from specbench.validator import discover, exit_code, render_json, render_text, validate_many
+from specbench.validator.model import Report
+from specbench.validator.validate import classify
+
+
+def expand(paths: tuple[str, ...]) -> list[str]:
+    """Each PATH as given when it is a submission folder, else the ORG/SYSTEM folders found below it."""
+    out: list[str] = []
+    for path in paths:
+        below = [] if classify(Path(path)) is not None else discover(path)
+        if below:
+            out.extend(str(p) for p in below)
+        else:
+            out.append(path)
+    return out
+
+
+@click.command(
+    name="validate",
+    epilog="\b\nFinding codes: docs/rules.md. Folder layout: docs/submission-format.md.\n"
+    "Exit codes: 0 compliant, 1 non-compliant (errors, or warnings with --werror), 2 unusable input.",
+)
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option(
+    "--spec", default=None, help="A spec file (or built-in id) the submissions may name, besides the built-in specs."
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--werror", is_flag=True, help="Treat warnings as errors (exit 1 when there are any).")
+@click.option(
+    "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Validate in this many processes."
+)
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[str, ...], spec: str | None, fmt: str, werror: bool, jobs: int) -> None:
+    """Check every rule of each submission under PATH: files, hashes, the spec's rules, logs, power traces, runs.
+
+    PATH is an ORG/SYSTEM folder (with system.yaml), one BENCHMARK folder inside it (with
+    submission.yaml), or a folder holding such ORG/SYSTEM folders (searched three levels deep).
+    Nothing in a submission is written or run.
+    """
+    reports: list[Report] = validate_many(expand(paths), spec, jobs=jobs)
+    output = render_json(reports, werror) if fmt == "json" else render_text(reports, werror)
+    sys.stdout.write(output)
+    ctx.exit(exit_code(reports, werror))

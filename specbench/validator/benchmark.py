@@ -1,0 +1,170 @@
+"""One BENCHMARK folder: submission.yaml, the spec it names, each run folder, and the rules across runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from specbench.spec.models import Strict
+from specbench.spec.resolve import ResolvedSpec, resolve
+from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
+from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, SystemDescription
+from specbench.validator.context import Context
+from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json, load_yaml, to_model
+from specbench.validator.equivalence import Inputs, check_layers, check_level_and_profile, check_problem
+from specbench.validator.integrity import check_spec_identity
+from specbench.validator.logcheck import check_log, check_seeds
+from specbench.validator.mllog import parse_log
+from specbench.validator.model import BenchmarkData, RunData
+from specbench.validator.powercheck import check_power
+from specbench.validator.results import check_result
+from specbench.validator.runs import check_runs
+
+RUN_FOLDER = re.compile(r"^run_([1-9][0-9]{0,5})$")
+RUN_REQUIRED = ("log.txt", "result.json", "state.json")
+RUN_OPTIONAL = ("power.csv", "power.json")
+
+
+class RunState(Strict):
+    """`state.json`; `format_version` may be left out, and fields beyond these are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    format_version: Literal[1] | None = None
+    status: Literal["running", "done"]
+    pid: int | None = Field(default=None)
+    started_at: str | None = None
+
+
+def load_model(
+    ctx: Context, rel: str, model: type[Any], version: int | None, yaml: bool = False
+) -> tuple[Any, Loaded | None]:
+    """A file validated against its model: (model or None, the loaded file or None), with findings."""
+    tree, findings = ctx.tree, ctx.findings
+    if not tree.has(rel):
+        if rel not in tree.refused:
+            findings.add("SB-STR-002", rel, f"expected {rel.rsplit('/', 1)[-1]}, found no such file")
+        return None, None
+    loaded = (load_yaml if yaml else load_json)(tree, rel, findings)
+    if loaded is None or not check_mapping(loaded, findings):
+        return None, loaded
+    if version is not None and not check_version(loaded, version, findings):
+        return None, loaded
+    return to_model(model, loaded, findings), loaded
+
+
+def check_benchmark(
+    ctx: Context, name: str, system: SystemDescription | None, system_file: Loaded | None
+) -> BenchmarkData:
+    bench = BenchmarkData(name)
+    meta, meta_file = load_model(ctx, f"{name}/submission.yaml", SubmissionMeta, SUBMISSION_FORMAT_VERSION, yaml=True)
+    if meta is not None and meta_file is not None:
+        bench.meta = meta
+        check_names(ctx, name, meta, meta_file, system)
+        loaded = check_spec_identity(ctx, meta, meta_file)
+        if loaded is not None and check_level_and_profile(ctx.findings, meta, meta_file, loaded.spec):
+            bench.spec = resolve(loaded, meta.profile, meta.level)
+    files, dirs = ctx.tree.children(name)
+    for extra in files:
+        if extra != "submission.yaml":
+            ctx.findings.add("SB-STR-009", f"{name}/{extra}", "expected only submission.yaml and run_N folders here")
+    numbered = []
+    for folder in dirs:
+        match = RUN_FOLDER.match(folder)
+        if match is None:
+            ctx.findings.add(
+                "SB-STR-009", f"{name}/{folder}", "expected run folders named run_1 ... run_N, found another folder"
+            )
+        else:
+            numbered.append((int(match.group(1)), folder))
+    bench.runs = [check_run(ctx, name, folder, number, bench, system) for number, folder in sorted(numbered)]
+    check_runs(ctx.findings, name, bench.runs, bench.spec)
+    check_seeds(ctx.findings, bench.runs)
+    if bench.meta is not None and meta_file is not None and bench.spec is not None:
+        inputs = _inputs(ctx, bench, meta_file, system, system_file)
+        check_layers(ctx.findings, inputs, bench.spec)
+        check_problem(ctx.findings, inputs, bench.spec)
+    return bench
+
+
+def _inputs(
+    ctx: Context, bench: BenchmarkData, meta_file: Loaded, system: SystemDescription | None, system_file: Loaded | None
+) -> Inputs:
+    assert bench.meta is not None
+    settings: dict[str, Any] = {}
+    settings_file: Loaded | None = None
+    for run in bench.runs:
+        if run.result is not None:
+            settings = dict(run.result.settings)
+            settings_file = ctx.loaded.get(f"{run.folder}/result.json")
+            break
+    return Inputs(system, system_file, bench.meta, meta_file, settings, settings_file)
+
+
+def check_names(
+    ctx: Context, name: str, meta: SubmissionMeta, meta_file: Loaded, system: SystemDescription | None
+) -> None:
+    expected = meta.spec_id if meta.variant is None else f"{meta.spec_id}--{meta.variant}"
+    if name != expected:
+        ctx.findings.add(
+            "SB-STR-011",
+            meta_file.file,
+            f"expected the BENCHMARK folder to be named {expected!r} (spec_id and variant), found {name!r}",
+            **meta_file.locate("spec_id"),
+        )
+    if system is None:
+        return
+    for key in ("submitter", "system"):
+        if getattr(meta, key) != getattr(system, key):
+            ctx.findings.add(
+                "SB-STR-011",
+                meta_file.file,
+                f"expected {key} {getattr(system, key)!r} (system.yaml), found {getattr(meta, key)!r}",
+                **meta_file.locate(key),
+            )
+
+
+def check_run(
+    ctx: Context, bench_name: str, name: str, number: int, bench: BenchmarkData, system: SystemDescription | None
+) -> RunData:
+    folder = f"{bench_name}/{name}"
+    run = RunData(name, number, folder)
+    files, dirs = ctx.tree.children(folder)
+    for extra in [*(f for f in files if f not in RUN_REQUIRED + RUN_OPTIONAL), *dirs]:
+        ctx.findings.add(
+            "SB-STR-009", f"{folder}/{extra}", f"expected only {', '.join(RUN_REQUIRED + RUN_OPTIONAL)} here"
+        )
+    state, _ = load_model(ctx, f"{folder}/state.json", RunState, None)
+    result, result_file = load_model(ctx, f"{folder}/result.json", RunResult, RESULT_FORMAT_VERSION)
+    if result_file is not None:
+        ctx.loaded[result_file.file] = result_file
+    run.state = state.status if state is not None else None
+    run.result = result
+    incomplete = run.state == "running" or (result is not None and result.status == "incomplete")
+    spec, meta = bench.spec, bench.meta
+    _check_log(ctx, run, spec, bench, incomplete)
+    if run.state == "running":
+        run.status, run.reason = "incomplete", "state.json says running: the run was interrupted"
+    if run.status == "incomplete":
+        ctx.findings.add("SB-RUN-005", folder, f"expected a finished run, found it incomplete: {run.reason}")
+    requirement = spec.spec.measurement.power if spec is not None else None
+    check_power(ctx, run, folder, requirement, result, result_file, system)
+    if result is not None and result_file is not None:
+        check_result(ctx.findings, run, result, result_file, meta, spec)
+    return run
+
+
+def _check_log(ctx: Context, run: RunData, spec: ResolvedSpec | None, bench: BenchmarkData, incomplete: bool) -> None:
+    rel = f"{run.folder}/log.txt"
+    if not ctx.tree.has(rel):
+        if rel not in ctx.tree.refused:
+            ctx.findings.add("SB-STR-002", rel, "expected log.txt (the MLLOG log of the run), found no such file")
+        run.status, run.reason = "incomplete", "no readable log"
+        return
+    raw = ctx.tree.read(rel)
+    text = decode(raw, rel, ctx.findings) if raw is not None else None
+    if text is None:
+        run.status, run.reason = "incomplete", "no readable log"
+        return
+    check_log(parse_log(text), rel, run, ctx.findings, spec, bench.meta, incomplete)

@@ -1,0 +1,248 @@
+"""The catalogue of finding codes: each stable code with its severity, title and default hint.
+
+Codes are never renumbered or reused; docs/rules.md documents each one and a test keeps the
+two in sync.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning")
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: Severity
+    title: str
+    hint: str
+
+
+def _codes(*entries: tuple[str, Severity, str, str]) -> dict[str, Code]:
+    return {code: Code(code, severity, title, hint) for code, severity, title, hint in entries}
+
+
+CODES: dict[str, Code] = _codes(
+    # structure
+    (
+        "SB-STR-001",
+        "error",
+        "not a submission folder",
+        "pass an ORG/SYSTEM folder (with system.yaml) or a BENCHMARK folder (with submission.yaml)",
+    ),
+    ("SB-STR-002", "error", "required file or folder missing", "re-run `specbench execute`, which writes every file"),
+    ("SB-STR-003", "error", "over a size limit", "submit the files the executor wrote, without padding or extra data"),
+    (
+        "SB-STR-004",
+        "error",
+        "symbolic link or special file",
+        "copy the real files into the submission (cp -L); links are never followed",
+    ),
+    (
+        "SB-STR-005",
+        "error",
+        "unsafe path in the manifest",
+        "list files by their relative path with forward slashes, without '..', '.' or a leading '/'",
+    ),
+    ("SB-STR-006", "error", "file cannot be parsed", "restore the file the executor wrote"),
+    ("SB-STR-007", "error", "file does not match its schema", "see docs/submission-format.md for the file's fields"),
+    (
+        "SB-STR-008",
+        "error",
+        "unsupported format version",
+        "write the file with a specbench that this validator reads, or upgrade the validator",
+    ),
+    (
+        "SB-STR-009",
+        "warning",
+        "unexpected file or folder",
+        "remove it: a submission holds only the files of docs/submission-format.md",
+    ),
+    ("SB-STR-010", "warning", "executable file", "clear the executable bit (chmod a-x); nothing in a submission runs"),
+    (
+        "SB-STR-011",
+        "error",
+        "folder name disagrees with the metadata",
+        "name folders ORG/SYSTEM/BENCHMARK as system.yaml and submission.yaml say",
+    ),
+    # integrity
+    (
+        "SB-INT-001",
+        "error",
+        "file differs from the manifest",
+        "the file changed after the run: restore it, or re-run; never edit results by hand",
+    ),
+    ("SB-INT-002", "error", "file not in the manifest", "remove the file, or re-run so the manifest lists it"),
+    ("SB-INT-003", "error", "manifest lists a missing file", "restore the file from the run"),
+    (
+        "SB-INT-004",
+        "error",
+        "unknown spec digest",
+        "run a released spec (`specbench specs`), or pass the spec file with --spec",
+    ),
+    (
+        "SB-INT-005",
+        "error",
+        "spec identity disagrees with its digest",
+        "spec_id and spec_version must be those of the spec whose sha256 submission.yaml names",
+    ),
+    # equivalence
+    (
+        "SB-EQV-001",
+        "error",
+        "parameter breaks its rule",
+        "use the value the spec's rule allows at this level, or submit at a level where the layer may vary",
+    ),
+    ("SB-EQV-002", "error", "required parameter not stated", "state the parameter in system.yaml or submission.yaml"),
+    ("SB-EQV-003", "error", "problem (layer 9) differs from the spec", "layer 9 never varies: use the spec's problem"),
+    (
+        "SB-EQV-004",
+        "error",
+        "logged hyperparameter differs from the declared one",
+        "log every declared hyperparameter once, with the declared value",
+    ),
+    ("SB-EQV-005", "error", "level or profile not allowed", "choose a level and profile the spec lists"),
+    # log
+    (
+        "SB-LOG-001",
+        "error",
+        "MLLOG line cannot be parsed",
+        "each ':::MLLOG ' line holds one JSON object with namespace, time_ms, event_type, key, value, metadata",
+    ),
+    ("SB-LOG-002", "error", "required log key missing", "see the key table in docs/submission-format.md"),
+    ("SB-LOG-003", "error", "key logged the wrong number of times", "log the key as often as its cardinality says"),
+    (
+        "SB-LOG-004",
+        "error",
+        "interval events not paired",
+        "every *_start (INTERVAL_START) needs its *_stop (INTERVAL_END) with the same epoch",
+    ),
+    (
+        "SB-LOG-005",
+        "error",
+        "events out of order",
+        "init before run_start, epochs and evaluations inside the run, run_stop last",
+    ),
+    ("SB-LOG-006", "error", "time goes backwards", "log time_ms from one wall clock, in the order events happen"),
+    (
+        "SB-LOG-007",
+        "error",
+        "run_stop status missing or inconsistent",
+        "run_stop metadata status is 'success' when the target was reached, else 'aborted'",
+    ),
+    (
+        "SB-LOG-008",
+        "error",
+        "evaluation cadence broken",
+        "evaluate at every cadence point of the spec (quality.eval_every_epochs), within the epoch budget",
+    ),
+    (
+        "SB-LOG-009",
+        "warning",
+        "target quality not reached",
+        "the run counts as failed; the runs rule says how many may fail",
+    ),
+    ("SB-LOG-010", "error", "seeds not distinct across runs", "give every run its own seed"),
+    (
+        "SB-LOG-011",
+        "error",
+        "logged identity or setting disagrees with the submission",
+        "log the submitter, system, benchmark, division and status of this submission",
+    ),
+    ("SB-LOG-012", "error", "log value of the wrong type", "see the key table in docs/submission-format.md"),
+    # power
+    (
+        "SB-PWR-001",
+        "error",
+        "power not measured",
+        "measure power with a meter of the spec's scope (`specbench power` lists what is available)",
+    ),
+    (
+        "SB-PWR-002",
+        "error",
+        "power trace malformed",
+        "restore power.csv and power.json as the sampler wrote them (docs/power.md)",
+    ),
+    (
+        "SB-PWR-003",
+        "error",
+        "trace does not cover the timed run",
+        "start sampling before run_start and stop after run_stop",
+    ),
+    (
+        "SB-PWR-004",
+        "error",
+        "too few power samples",
+        "sample at least as often as the spec's min_sampling_hz (e.g. --interval-ms 100)",
+    ),
+    ("SB-PWR-005", "error", "gap in the power trace", "keep the sampler running; a blocked sampler leaves gaps"),
+    (
+        "SB-PWR-006",
+        "error",
+        "energy counter goes down",
+        "a counter reset in the window makes its energy unusable; re-run the benchmark",
+    ),
+    ("SB-PWR-007", "error", "sample times go backwards", "record samples on one monotonic clock, in order"),
+    (
+        "SB-PWR-008",
+        "error",
+        "counter and integrated energy disagree",
+        "check the meter: the counter and the power readings must describe the same device",
+    ),
+    (
+        "SB-PWR-009",
+        "error",
+        "mean power implausible",
+        "check the meter and the devices it measured; mean power lies between idle and the enforced limit",
+    ),
+    (
+        "SB-PWR-010",
+        "error",
+        "device missing or duplicated",
+        "measure every device of the run, each once (one row per device per sweep)",
+    ),
+    (
+        "SB-PWR-011",
+        "error",
+        "power scope differs from the spec",
+        "measure at the spec's scope (measurement.power.scope); scopes are never compared",
+    ),
+    # runs
+    ("SB-RUN-001", "error", "wrong number of runs", "submit exactly the spec's number of runs, failed ones included"),
+    (
+        "SB-RUN-002",
+        "error",
+        "too many failed runs",
+        "re-run: the aggregation tolerates only the spec's number of failed runs",
+    ),
+    ("SB-RUN-003", "error", "run folders misnumbered", "name run folders run_1 ... run_N without gaps"),
+    (
+        "SB-RUN-004",
+        "error",
+        "runs differ in checked metadata",
+        "runs of one result use the same hyperparameters, settings and devices",
+    ),
+    ("SB-RUN-005", "warning", "run incomplete", "the run counts as failed; re-run it if too many failed"),
+    # result
+    (
+        "SB-RES-001",
+        "error",
+        "result.json disagrees with the submission or spec",
+        "result.json must name the same spec, level, profile, run and hyperparameters as submission.yaml",
+    ),
+    (
+        "SB-RES-002",
+        "error",
+        "result.json disagrees with the log or trace",
+        "result.json is what the log and trace show; restore the executor's file",
+    ),
+    (
+        "SB-RES-003",
+        "error",
+        "power result inconsistent",
+        "measured: true needs energy_j; measured: false needs a reason and no numbers (never a zero)",
+    ),
+)

@@ -1,0 +1,171 @@
+"""Loading a submission's YAML and JSON files into models, turning every problem into a located finding."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from specbench.errors import InputError
+from specbench.spec.loader import validate_model
+from specbench.spec.yamlio import Document, parse_yaml
+from specbench.validator.files import Tree
+from specbench.validator.findings import Findings
+
+M = TypeVar("M", bound=BaseModel)
+_NON_FINITE = re.compile(r"-?Infinity|NaN")
+
+
+class _JsonValueError(ValueError):
+    pass
+
+
+@dataclass
+class Loaded:
+    """A parsed file: its plain data, and positions computed on demand for located findings."""
+
+    data: Any
+    file: str
+    text: str
+    is_yaml: bool
+    _document: Document | None = field(default=None, repr=False)
+
+    def document(self) -> Document:
+        if self._document is None:
+            try:
+                self._document = parse_yaml(self.text, self.file)
+            except InputError:
+                self._document = Document(self.data, self.file, {})
+        return self._document
+
+    def locate(self, *path: str | int) -> dict[str, Any]:
+        """Keyword arguments for Findings.add: line, column and JSON path of `path` in this file."""
+        loc = self.document().locate(tuple(path))
+        return {"line": loc.line, "column": loc.column, "json_path": loc.json_path}
+
+
+def decode(raw: bytes, file: str, findings: Findings) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        findings.add(
+            "SB-STR-006",
+            file,
+            f"expected UTF-8 text, found byte 0x{raw[err.start]:02x} that cannot be decoded",
+            line=line,
+            column=column,
+        )
+        return None
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _JsonValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JsonValueError(f"number {text} is out of range (not finite)")
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    raise _JsonValueError(f"{name} is not a number JSON allows; expected a finite number")
+
+
+def parse_json_text(text: str) -> Any:
+    """Strict JSON: no NaN or Infinity, no duplicate keys, finite numbers only."""
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+    )
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def load_json(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
+    raw = tree.read(rel)
+    if raw is None:
+        return None
+    text = decode(raw, rel, findings)
+    if text is None:
+        return None
+    try:
+        data = parse_json_text(text)
+    except json.JSONDecodeError as err:
+        findings.add("SB-STR-006", rel, f"expected JSON, found {err.msg}", line=err.lineno, column=err.colno)
+        return None
+    except _JsonValueError as err:
+        match = _NON_FINITE.search(text)
+        line, column = _position(text, match.start()) if match else (None, None)
+        findings.add("SB-STR-006", rel, f"expected strict JSON, found {err}", line=line, column=column)
+        return None
+    except (ValueError, RecursionError) as err:
+        findings.add("SB-STR-006", rel, f"expected JSON, found {type(err).__name__}: {err}")
+        return None
+    return Loaded(data, rel, text, is_yaml=False)
+
+
+def load_yaml(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
+    raw = tree.read(rel)
+    if raw is None:
+        return None
+    text = decode(raw, rel, findings)
+    if text is None:
+        return None
+    try:
+        document = parse_yaml(text, rel)
+    except InputError as err:
+        findings.problems("SB-STR-006", err.problems)
+        return None
+    return Loaded(document.data, rel, text, is_yaml=True, _document=document)
+
+
+def check_mapping(loaded: Loaded, findings: Findings) -> bool:
+    if isinstance(loaded.data, dict):
+        return True
+    findings.add(
+        "SB-STR-007", loaded.file, f"expected a mapping at the root, found {type(loaded.data).__name__}", line=1
+    )
+    return False
+
+
+def check_version(loaded: Loaded, supported: int, findings: Findings, key: str = "format_version") -> bool:
+    """False (with a finding) when the file names a format version this validator does not read."""
+    found = loaded.data.get(key)
+    if found is None or (found == supported and not isinstance(found, bool)):
+        return True
+    findings.add(
+        "SB-STR-008",
+        loaded.file,
+        f"{key} {found!r} not supported: expected {supported} (the version this validator reads)",
+        **loaded.locate(key),
+    )
+    return False
+
+
+def to_model(model: type[M], loaded: Loaded, findings: Findings) -> M | None:
+    """Validate plain data against a model; each pydantic error becomes one located finding."""
+    try:
+        return model.model_validate(loaded.data)
+    except ValidationError:
+        pass
+    located = Document(loaded.data, loaded.file, loaded.document().positions)
+    try:
+        return validate_model(model, located)  # type: ignore[no-any-return]
+    except InputError as err:
+        findings.problems("SB-STR-007", err.problems)
+    return None

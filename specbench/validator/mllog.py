@@ -1,0 +1,137 @@
+"""A pure-Python reader of MLPerf's MLLOG format that keeps each event's real line in the file.
+
+A line holds an event when it contains ':::MLLOG ' followed by one JSON object (text before the
+marker, such as an MPI rank prefix, is ignored, as MLPerf's parser does by taking the last
+marker of the line). Other lines are allowed and skipped. MLPerf's checker reports an index
+among MLLOG lines; this reader reports the line of the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from specbench.validator.documents import parse_json_text
+
+TOKEN = ":::MLLOG "
+EVENT_TYPES = ("INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME")
+FIELDS = ("namespace", "time_ms", "event_type", "key", "value", "metadata")
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    """One MLLOG event; `line` is its 1-based line in the file, `time_ms` the wall clock in ms."""
+
+    line: int
+    namespace: str
+    time_ms: float
+    event_type: str
+    key: str
+    value: Any
+    metadata: dict[str, Any]
+
+    @property
+    def time_s(self) -> float:
+        return self.time_ms / 1000.0
+
+
+@dataclass(frozen=True)
+class LogProblem:
+    line: int
+    column: int | None
+    message: str
+
+
+@dataclass
+class ParsedLog:
+    """Every event of one log in file order, and the lines that could not be read."""
+
+    events: list[LogEvent] = field(default_factory=list)
+    problems: list[LogProblem] = field(default_factory=list)
+    lines: int = 0
+
+    @cached_property
+    def by_key(self) -> dict[str, list[LogEvent]]:
+        out: dict[str, list[LogEvent]] = {}
+        for event in self.events:
+            out.setdefault(event.key, []).append(event)
+        return out
+
+    def all(self, key: str) -> list[LogEvent]:
+        return self.by_key.get(key, [])
+
+    def first(self, key: str) -> LogEvent | None:
+        found = self.by_key.get(key)
+        return found[0] if found else None
+
+    def __iter__(self) -> Iterator[LogEvent]:
+        return iter(self.events)
+
+
+def parse_log(text: str) -> ParsedLog:
+    """Parse a whole log; never raises on bad content."""
+    log = ParsedLog()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    log.lines = len(lines)
+    for number, line in enumerate(lines, start=1):
+        outcome = parse_line(line.removesuffix("\r"), number)
+        if isinstance(outcome, LogEvent):
+            log.events.append(outcome)
+        elif outcome is not None:
+            log.problems.append(outcome)
+    return log
+
+
+def parse_line(line: str, number: int) -> LogEvent | LogProblem | None:
+    """One line: an event, a problem, or None for a line without the MLLOG marker."""
+    at = line.rfind(TOKEN)
+    if at < 0:
+        return None
+    start = at + len(TOKEN)
+    body = line[start:]
+    try:
+        data = parse_json_text(body)
+    except json.JSONDecodeError as err:
+        return LogProblem(number, start + err.pos + 1, f"expected one JSON object after ':::MLLOG ', found {err.msg}")
+    except (ValueError, RecursionError) as err:
+        return LogProblem(number, start + 1, f"expected one JSON object after ':::MLLOG ', found {err}")
+    if not isinstance(data, dict):
+        return LogProblem(number, start + 1, f"expected a JSON object, found {type(data).__name__}")
+    problem = _check_fields(data)
+    if problem:
+        return LogProblem(number, start + 1, problem)
+    return LogEvent(
+        line=number,
+        namespace=data["namespace"],
+        time_ms=data["time_ms"],
+        event_type=data["event_type"],
+        key=data["key"],
+        value=data["value"],
+        metadata=data["metadata"],
+    )
+
+
+def _check_fields(data: dict[str, Any]) -> str | None:
+    missing = [name for name in FIELDS if name not in data]
+    if missing:
+        return f"expected fields {', '.join(FIELDS)}; missing {', '.join(missing)}"
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        return f"expected only the fields {', '.join(FIELDS)}; found also {', '.join(unknown)}"
+    time_ms = data["time_ms"]
+    if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)) or time_ms < 0:
+        return f"expected time_ms to be a non-negative number of milliseconds, found {time_ms!r}"
+    if data["event_type"] not in EVENT_TYPES:
+        return f"expected event_type to be one of {', '.join(EVENT_TYPES)}, found {data['event_type']!r}"
+    if not isinstance(data["key"], str) or not data["key"]:
+        return f"expected key to be a non-empty string, found {data['key']!r}"
+    if not isinstance(data["namespace"], str):
+        return f"expected namespace to be a string, found {data['namespace']!r}"
+    if not isinstance(data["metadata"], dict):
+        return f"expected metadata to be an object, found {type(data['metadata']).__name__}"
+    return None

@@ -1,0 +1,169 @@
+"""What validation returns: findings, and the data it parsed and recomputed, for the scorer to reuse."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, EXIT_UNUSABLE
+from specbench.power.energy import DeviceEnergy
+from specbench.spec.resolve import ResolvedSpec
+from specbench.spec.result import RunResult
+from specbench.spec.system import SubmissionMeta, SystemDescription
+from specbench.validator.findings import Finding
+from specbench.validator.mllog import ParsedLog
+
+RunStatus = Literal["success", "failed", "incomplete"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One logged evaluation of the quality metric."""
+
+    epoch: float
+    value: float
+    time_ms: float
+    line: int
+
+
+@dataclass
+class PowerData:
+    """Energy over one run's window (run_start to run_stop), recomputed from its trace.
+
+    `energy_j` totals the devices of the spec's scope (None when any of them was not measured);
+    `devices` holds every measured device, each with its method and counter/integral cross-check.
+    """
+
+    scope: str
+    device_scopes: tuple[str, ...]
+    devices: list[DeviceEnergy]
+    energy_j: float | None
+    duration_s: float
+    method: str | None
+    window_start_wall_s: float | None
+    window_stop_wall_s: float | None
+    achieved_hz: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def mean_power_w(self) -> float | None:
+        if self.energy_j is None or self.duration_s <= 0:
+            return None
+        return self.energy_j / self.duration_s
+
+
+@dataclass
+class RunData:
+    """One run as the log, the trace and result.json show it."""
+
+    name: str
+    number: int
+    folder: str
+    log: ParsedLog | None = None
+    run_start_ms: float | None = None
+    run_stop_ms: float | None = None
+    stop_status: str | None = None
+    seed: int | None = None
+    evaluations: list[Evaluation] = field(default_factory=list)
+    reached: bool | None = None
+    best: float | None = None
+    status: RunStatus = "incomplete"
+    reason: str | None = None
+    state: str | None = None
+    result: RunResult | None = None
+    power: PowerData | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        """run_start to run_stop from the log, in seconds."""
+        if self.run_start_ms is None or self.run_stop_ms is None:
+            return None
+        return (self.run_stop_ms - self.run_start_ms) / 1000.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "run": self.name,
+            "status": self.status,
+            "reason": self.reason,
+            "seed": self.seed,
+            "duration_s": self.duration_s,
+            "best": self.best,
+            "reached": self.reached,
+            "energy_j": self.power.energy_j if self.power else None,
+            "mean_power_w": self.power.mean_power_w if self.power else None,
+        }
+
+
+@dataclass
+class BenchmarkData:
+    """One BENCHMARK folder: its metadata, the spec it answers (resolved), and its runs."""
+
+    name: str
+    meta: SubmissionMeta | None = None
+    spec: ResolvedSpec | None = None
+    runs: list[RunData] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.name,
+            "spec_id": self.spec.spec.id if self.spec else None,
+            "spec_version": self.spec.spec.version if self.spec else None,
+            "level": self.spec.level if self.spec else None,
+            "profile": self.spec.profile if self.spec else None,
+            "runs": [run.summary() for run in self.runs],
+        }
+
+
+@dataclass
+class Report:
+    """Everything validation found in one submission folder (ORG/SYSTEM, or one BENCHMARK of it).
+
+    `path` is the folder as given, `root` the ORG/SYSTEM folder that finding locations are relative
+    to. `usable` is False when the path could not be judged at all (exit code 2).
+    """
+
+    path: str
+    root: str
+    usable: bool = True
+    system: SystemDescription | None = None
+    benchmarks: list[BenchmarkData] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    def compliant(self, werror: bool = False) -> bool:
+        return self.usable and not self.errors and not (werror and self.warnings)
+
+    def exit_code(self, werror: bool = False) -> int:
+        if not self.usable:
+            return EXIT_UNUSABLE
+        return EXIT_OK if self.compliant(werror) else EXIT_NONCOMPLIANT
+
+    def codes(self) -> set[str]:
+        return {f.code for f in self.findings}
+
+    def to_dict(self, werror: bool = False) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "root": self.root,
+            "usable": self.usable,
+            "compliant": self.compliant(werror),
+            "exit_code": self.exit_code(werror),
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "findings": [f.to_dict() for f in self.findings],
+            "benchmarks": [b.summary() for b in self.benchmarks],
+        }
+
+
+def exit_code(reports: list[Report], werror: bool = False) -> int:
+    """2 when any path was unusable, else 1 when any is non-compliant, else 0."""
+    codes = [r.exit_code(werror) for r in reports]
+    if EXIT_UNUSABLE in codes:
+        return EXIT_UNUSABLE
+    return EXIT_NONCOMPLIANT if EXIT_NONCOMPLIANT in codes else EXIT_OK

@@ -1,0 +1,533 @@
+"""Power checks of one run: the trace covers the timed window, is dense enough, and its energy holds up.
+
+The window's energy is recomputed from power.csv with the power package's own rules (counter
+differences, trapezoid of instant power, `EnergyAccumulator.result` to choose between them), so
+the scorer gets the same numbers an executor's sampler reports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from operator import add, mul, sub
+from typing import Any
+
+from specbench.power.base import Device, PowerError, PowerValues
+from specbench.power.energy import DeviceEnergy, EnergyAccumulator
+from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION
+from specbench.spec.models import PowerRequirement
+from specbench.spec.result import RunResult
+from specbench.spec.system import SystemDescription
+from specbench.validator.context import Context
+from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json
+from specbench.validator.model import PowerData, RunData
+from specbench.validator.tracefile import CsvTrace, Series, read_csv
+from specbench.validator.values import is_number
+
+SCOPE_DEVICES: dict[str, tuple[str, ...]] = {"accelerator": ("accelerator",), "node": ("platform",), "wall": ()}
+"""Device scopes (specbench.power.SCOPES) that make up each measurement scope a spec may ask for."""
+GAP_PERIODS = 2.0
+LIMIT_MARGIN = 0.10
+IDLE_MARGIN = 0.10
+LOG_CLOCK_SLACK_S = 0.002
+"""time_ms is rounded to the millisecond; a window edge may sit this much off the sample's wall time."""
+
+
+@dataclass
+class TraceMeta:
+    devices: list[Device]
+    power_limit_w: dict[str, float]
+    loaded: Loaded
+
+
+@dataclass
+class PowerCheck:
+    ctx: Context
+    run: RunData
+    folder: str
+    requirement: PowerRequirement | None
+    result: RunResult | None
+    result_file: Loaded | None
+    system: SystemDescription | None
+
+    @property
+    def csv_rel(self) -> str:
+        return f"{self.folder}/{CSV_NAME}"
+
+    @property
+    def json_rel(self) -> str:
+        return f"{self.folder}/power.json"
+
+    def add(self, code: str, file: str, message: str, **where: Any) -> None:
+        self.ctx.findings.add(code, file, message, **where)
+
+    def result_at(self, *path: str) -> dict[str, Any]:
+        if self.result_file is None:
+            return {"file": f"{self.folder}/result.json"}
+        return {"file": self.result_file.file, **self.result_file.locate(*path)}
+
+    def run_all(self) -> None:
+        tree = self.ctx.tree
+        has_csv, has_json = tree.has(self.csv_rel), tree.has(self.json_rel)
+        claimed = self.result is not None and self.result.power.measured
+        required = self.requirement is not None and self.requirement.required
+        if required and self.result is not None and not claimed:
+            reason = self.result.power.reason or "no reason given"
+            self.add(
+                "SB-PWR-001",
+                message=f"expected measured power (the spec requires it at this profile), found not measured: {reason}",
+                **self.result_at("power", "measured"),
+            )
+        if not has_csv and not has_json:
+            if claimed:
+                self.add(
+                    "SB-PWR-001",
+                    message="expected power.csv and power.json (result.json says measured), found none",
+                    **self.result_at("power", "measured"),
+                )
+            return
+        for rel, present in ((self.csv_rel, has_csv), (self.json_rel, has_json)):
+            if not present and rel not in tree.refused:
+                self.add("SB-STR-002", rel, "expected power.csv and power.json together, found only one of them")
+        if not (has_csv and has_json):
+            return
+        meta = self.read_metadata()
+        if meta is None:
+            return
+        trace = self.read_samples(meta)
+        if trace is None or not claimed or self.requirement is None:
+            return
+        if self.run.run_start_ms is None or self.run.run_stop_ms is None:
+            return
+        self.analyse(meta, trace, self.requirement)
+
+    # reading
+
+    def read_metadata(self) -> TraceMeta | None:
+        findings = self.ctx.findings
+        loaded = load_json(self.ctx.tree, self.json_rel, findings)
+        if loaded is None or not check_mapping(loaded, findings):
+            return None
+        data = loaded.data
+        if data.get("format") != FORMAT:
+            self.add(
+                "SB-PWR-002",
+                loaded.file,
+                f"expected format {FORMAT!r}, found {data.get('format')!r}",
+                **loaded.locate("format"),
+            )
+            return None
+        if not check_version(loaded, FORMAT_VERSION, findings):
+            return None
+        ok = True
+        if data.get("csv", CSV_NAME) != CSV_NAME:
+            self.add(
+                "SB-PWR-002",
+                loaded.file,
+                f"expected csv {CSV_NAME!r}, found {data.get('csv')!r}",
+                **loaded.locate("csv"),
+            )
+            ok = False
+        if "columns" in data and data["columns"] != list(COLUMNS):
+            self.add(
+                "SB-PWR-002",
+                loaded.file,
+                f"expected columns {list(COLUMNS)}, found {data['columns']!r}",
+                **loaded.locate("columns"),
+            )
+            ok = False
+        devices = self.read_devices(loaded)
+        if devices is None or not ok:
+            return None
+        return TraceMeta(devices, _power_limits(data), loaded)
+
+    def read_devices(self, loaded: Loaded) -> list[Device] | None:
+        meters = loaded.data.get("meters")
+        if not isinstance(meters, list) or not meters:
+            self.add(
+                "SB-PWR-002",
+                loaded.file,
+                f"expected a non-empty list of meters, found {type(meters).__name__}",
+                **loaded.locate("meters"),
+            )
+            return None
+        devices: list[Device] = []
+        for i, meter in enumerate(meters):
+            entries = meter.get("devices") if isinstance(meter, dict) else None
+            if not isinstance(entries, list):
+                self.add(
+                    "SB-PWR-002",
+                    loaded.file,
+                    "expected each meter to list its devices, found none",
+                    **loaded.locate("meters", i),
+                )
+                return None
+            for j, entry in enumerate(entries):
+                try:
+                    if not isinstance(entry, dict):
+                        raise PowerError(f"expected a device object, found {type(entry).__name__}")
+                    devices.append(Device.from_dict(entry))
+                except (PowerError, TypeError, ValueError) as err:
+                    self.add(
+                        "SB-PWR-002",
+                        loaded.file,
+                        f"expected a device entry, found: {err}",
+                        **loaded.locate("meters", i, "devices", j),
+                    )
+                    return None
+        self.check_unique(devices, loaded)
+        return devices
+
+    def check_unique(self, devices: list[Device], loaded: Loaded) -> None:
+        seen_keys: set[str] = set()
+        seen_ids: set[str] = set()
+        for device in devices:
+            for value, seen, what in (
+                (device.key, seen_keys, "key"),
+                (device.uuid or device.pci_bus_id, seen_ids, "identity"),
+            ):
+                if value is None:
+                    continue
+                if value in seen:
+                    self.add(
+                        "SB-PWR-010",
+                        loaded.file,
+                        f"expected each device once, found {what} {value!r} twice",
+                        **loaded.locate("meters"),
+                    )
+                seen.add(value)
+
+    def read_samples(self, meta: TraceMeta) -> CsvTrace | None:
+        raw = self.ctx.tree.read(self.csv_rel)
+        if raw is None:
+            return None
+        text = decode(raw, self.csv_rel, self.ctx.findings)
+        if text is None:
+            return None
+        trace = read_csv(text, [d.key for d in meta.devices])
+        for line, message in trace.problems:
+            self.add("SB-PWR-002", self.csv_rel, message, line=line)
+        return trace
+
+    # analysis
+
+    def analyse(self, meta: TraceMeta, trace: CsvTrace, requirement: PowerRequirement) -> None:
+        assert self.run.run_start_ms is not None and self.run.run_stop_ms is not None
+        start_s, stop_s = self.run.run_start_ms / 1000.0, self.run.run_stop_ms / 1000.0
+        period_s = 1.0 / requirement.min_sampling_hz
+        wanted = SCOPE_DEVICES[requirement.scope]
+        energies: list[DeviceEnergy] = []
+        achieved: dict[str, float] = {}
+        edges: list[tuple[float, float]] = []
+        for device in meta.devices:
+            series = trace.series.get(device.key)
+            if device.scope == "none":
+                continue
+            if series is None or not series.measured:
+                if device.scope in wanted:
+                    self.add(
+                        "SB-PWR-010",
+                        self.csv_rel,
+                        f"expected samples of device {device.key!r} (power.json lists it), found none",
+                    )
+                continue
+            window = DeviceWindow(self, trace, device, series, start_s, stop_s, period_s, requirement)
+            energy = window.check()
+            if energy is not None:
+                energies.append(energy)
+                achieved[device.key] = window.achieved_hz
+                edges.append(window.edges)
+        self.check_devices(meta, energies, wanted)
+        self.run.power = _power_data(requirement.scope, wanted, energies, achieved, edges)
+        self.check_bounds(meta, [e for e in energies if e.scope in wanted])
+
+    def check_devices(self, meta: TraceMeta, energies: list[DeviceEnergy], wanted: tuple[str, ...]) -> None:
+        assert self.result is not None
+        result, scope = self.result, self.result.power.scope
+        required_scope = self.requirement.scope if self.requirement else None
+        if scope != required_scope:
+            self.add(
+                "SB-PWR-011",
+                message=f"expected power scope {required_scope!r} (the spec's), found {scope!r}",
+                **self.result_at("power", "scope"),
+            )
+        in_scope = [d for d in meta.devices if d.scope in wanted]
+        if not [e for e in energies if e.scope in wanted]:
+            found = sorted({d.scope for d in meta.devices})
+            self.add(
+                "SB-PWR-011",
+                self.json_rel,
+                f"expected devices of scope {', '.join(wanted) or required_scope!r}, found scopes {found}",
+                **meta.loaded.locate("meters"),
+            )
+        known = {d.identity for d in meta.devices} | {d.key for d in meta.devices}
+        for name in result.power.devices:
+            if name not in known:
+                self.add(
+                    "SB-PWR-010",
+                    message=f"expected a device of the trace, found {name!r}, which power.json does not list",
+                    **self.result_at("power", "devices"),
+                )
+        listed = set(result.power.devices)
+        for device in in_scope:
+            if device.identity not in listed and device.key not in listed:
+                self.add(
+                    "SB-PWR-010",
+                    message=f"expected measured device {device.identity!r} in power.devices, found it missing",
+                    **self.result_at("power", "devices"),
+                )
+        single_node = self.system is None or self.system.nodes == 1
+        if (
+            required_scope == "accelerator"
+            and result.device_kind != "cpu"
+            and single_node
+            and len(in_scope) != result.devices
+        ):
+            self.add(
+                "SB-PWR-010",
+                self.json_rel,
+                f"expected {result.devices} accelerator(s) in the trace (result.json devices), found {len(in_scope)}",
+                **meta.loaded.locate("meters"),
+            )
+
+    def check_bounds(self, meta: TraceMeta, energies: list[DeviceEnergy]) -> None:
+        idle = self.system.declared.get("idle_power_w") if self.system else None
+        for energy in energies:
+            mean = energy.mean_power_w
+            if mean is None:
+                continue
+            limit = meta.power_limit_w.get(energy.device)
+            if mean <= 0:
+                self.add(
+                    "SB-PWR-009",
+                    self.csv_rel,
+                    f"expected a positive mean power for {energy.device}, found {mean:.3f} W",
+                )
+            elif limit is not None and mean > limit * (1 + LIMIT_MARGIN):
+                self.add(
+                    "SB-PWR-009",
+                    self.csv_rel,
+                    f"expected mean power of {energy.device} at most {limit * (1 + LIMIT_MARGIN):.1f} W "
+                    f"(enforced limit {limit:g} W + {LIMIT_MARGIN:.0%}), found {mean:.1f} W",
+                )
+            elif is_number(idle) and mean < idle * (1 - IDLE_MARGIN):
+                self.add(
+                    "SB-PWR-009",
+                    self.csv_rel,
+                    f"expected mean power of {energy.device} at least {idle * (1 - IDLE_MARGIN):.1f} W "
+                    f"(declared idle {idle:g} W - {IDLE_MARGIN:.0%}), found {mean:.1f} W",
+                )
+
+
+@dataclass
+class DeviceWindow:
+    """One device's samples between run_start and run_stop, and the checks on them."""
+
+    check_: PowerCheck
+    trace: CsvTrace
+    device: Device
+    series: Series
+    start_s: float
+    stop_s: float
+    period_s: float
+    requirement: PowerRequirement
+    achieved_hz: float = 0.0
+    edges: tuple[float, float] = (0.0, 0.0)
+
+    def add(self, code: str, index: int | None, message: str) -> None:
+        line = self.trace.line(self.series.rows[index]) if index is not None else None
+        self.check_.add(code, self.check_.csv_rel, message, line=line)
+
+    def check(self) -> DeviceEnergy | None:
+        s, key = self.series, self.device.key
+        back = _first_decrease(s.t_mono_s)
+        if back is not None:
+            self.add(
+                "SB-PWR-007",
+                back,
+                f"expected t_mono_s of {key} to increase, found {s.t_mono_s[back]!r} after {s.t_mono_s[back - 1]!r}",
+            )
+            return None
+        repeat = _first_not_increasing(s.sweep)
+        if repeat is not None:
+            self.add("SB-PWR-010", repeat, f"expected {key} once per sweep, found it again in sweep {s.sweep[repeat]}")
+        span = self.window()
+        if span is None:
+            self.add("SB-PWR-003", None, f"expected samples of {key} between run_start and run_stop, found none")
+            return None
+        a, b = span
+        self.edges = (s.t_wall_s[a], s.t_wall_s[b])
+        self.check_coverage(a, b)
+        self.check_density(a, b)
+        self.check_counter(a, b)
+        energy = window_energy(self.device, s, a, b)
+        ratio = energy.cross_check_ratio
+        if ratio is not None and abs(ratio - 1) > self.requirement.counter_tolerance:
+            self.add(
+                "SB-PWR-008",
+                None,
+                f"expected {key}'s counter energy within {self.requirement.counter_tolerance:.0%} of the integrated trace, "
+                f"found {energy.counter_energy_j:.1f} J against {energy.integrated_energy_j:.1f} J (ratio {ratio:.3f})",
+            )
+        return energy
+
+    def window(self) -> tuple[int, int] | None:
+        """The samples of the timed window: between the 'start' and 'stop' marks, else by wall time."""
+        s = self.series
+        starts = [i for i, m in enumerate(s.mark) if m == "start"]
+        stops = [i for i, m in enumerate(s.mark) if m == "stop"]
+        if len(starts) == 1 and len(stops) == 1 and starts[0] < stops[0]:
+            return starts[0], stops[0]
+        low, high = self.start_s - LOG_CLOCK_SLACK_S, self.stop_s + LOG_CLOCK_SLACK_S
+        inside = [i for i, t in enumerate(s.t_wall_s) if low <= t <= high]
+        return (inside[0], inside[-1]) if inside else None
+
+    def check_coverage(self, a: int, b: int) -> None:
+        s, tol = self.series, self.period_s + LOG_CLOCK_SLACK_S
+        first, last = s.t_wall_s[a], s.t_wall_s[b]
+        if abs(first - self.start_s) > tol:
+            self.add(
+                "SB-PWR-003",
+                a,
+                f"expected the first sample of {self.device.key} within {self.period_s:g} s of run_start, "
+                f"found it {first - self.start_s:+.3f} s off",
+            )
+        if abs(self.stop_s - last) > tol:
+            self.add(
+                "SB-PWR-003",
+                b,
+                f"expected the last sample of {self.device.key} within {self.period_s:g} s of run_stop, "
+                f"found it {last - self.stop_s:+.3f} s off",
+            )
+
+    def check_density(self, a: int, b: int) -> None:
+        s, req, key = self.series, self.requirement, self.device.key
+        count = b - a + 1
+        duration = s.t_mono_s[b] - s.t_mono_s[a]
+        self.achieved_hz = (count - 1) / duration if duration > 0 else math.inf
+        if count < req.min_samples:
+            self.add(
+                "SB-PWR-004", None, f"expected at least {req.min_samples} samples of {key} in the window, found {count}"
+            )
+        if self.achieved_hz < req.min_sampling_hz * (1 - 1e-9):
+            self.add(
+                "SB-PWR-004",
+                None,
+                f"expected at least {req.min_sampling_hz:g} Hz for {key}, found {self.achieved_hz:.3f} Hz",
+            )
+        if count > 1:
+            gaps = list(map(sub, s.t_mono_s[a + 1 : b + 1], s.t_mono_s[a:b]))
+            widest = max(gaps)
+            bound = GAP_PERIODS * self.period_s
+            if widest > bound:
+                self.add(
+                    "SB-PWR-005",
+                    a + 1 + gaps.index(widest),
+                    f"expected gaps of at most {bound:g} s for {key}, found {widest:.3f} s",
+                )
+
+    def check_counter(self, a: int, b: int) -> None:
+        if self.device.energy_range_j is not None:
+            return
+        values = self.series.energy_counter_j
+        last: float | None = None
+        for i in range(a, b + 1):
+            value = values[i]
+            if value is None:
+                continue
+            if last is not None and value < last:
+                self.add(
+                    "SB-PWR-006",
+                    i,
+                    f"expected the energy counter of {self.device.key} not to go down, found {value!r} J after {last!r} J",
+                )
+                return
+            last = value
+
+
+def window_energy(device: Device, s: Series, a: int, b: int) -> DeviceEnergy:
+    """Energy of one device over samples a..b, as `EnergyAccumulator` computes it, vectorised when it can be."""
+    acc = EnergyAccumulator(device)
+    t = s.t_mono_s[a : b + 1]
+    power, energy = s.power_instant_w[a : b + 1], s.energy_counter_j[a : b + 1]
+    no_counter = all(v is None for v in energy)
+    plain = None not in power and (no_counter or None not in energy) and (no_counter or _first_decrease(energy) is None)  # type: ignore[arg-type]
+    if plain:
+        acc.samples = len(t)
+        if len(t) > 1:
+            steps = list(map(sub, t[1:], t[:-1]))
+            acc.integral_j = 0.5 * sum(map(mul, map(add, power[1:], power[:-1]), steps))  # type: ignore[arg-type]
+            acc.integral_steps = len(steps)
+            if not no_counter:
+                acc.counter_j = sum(map(sub, energy[1:], energy[:-1]))  # type: ignore[arg-type]
+                acc.counter_steps = len(steps)
+    else:
+        average = s.power_average_w[a : b + 1]
+        for i, when in enumerate(t):
+            acc.add(when, PowerValues(power[i], average[i], energy[i]))
+    return acc.result(t[-1] - t[0])
+
+
+def _first_decrease(values: list[float]) -> int | None:
+    if all(map(float.__le__, values[:-1], values[1:])):
+        return None
+    return next(i for i in range(1, len(values)) if values[i] < values[i - 1])
+
+
+def _first_not_increasing(values: list[int]) -> int | None:
+    if all(map(int.__lt__, values[:-1], values[1:])):
+        return None
+    return next(i for i in range(1, len(values)) if values[i] <= values[i - 1])
+
+
+def _power_limits(data: dict[str, Any]) -> dict[str, float]:
+    limits: dict[str, float] = {}
+    for name in ("state_start", "state_end"):
+        states = data.get(name)
+        if not isinstance(states, dict):
+            continue
+        for key, state in states.items():
+            limit = state.get("power_limit_w") if isinstance(state, dict) else None
+            if is_number(limit) and limit > 0:
+                limits[key] = max(limits.get(key, 0.0), float(limit))
+    return limits
+
+
+def _power_data(
+    scope: str,
+    wanted: tuple[str, ...],
+    energies: list[DeviceEnergy],
+    achieved: dict[str, float],
+    edges: list[tuple[float, float]],
+) -> PowerData:
+    members = [e for e in energies if e.scope in wanted]
+    total = math.fsum(e.energy_j for e in members if e.energy_j is not None) if members else None
+    if any(e.energy_j is None for e in members):
+        total = None
+    methods = {e.method for e in members}
+    method = methods.pop() if len(methods) == 1 else ("mixed" if methods else None)
+    duration = max((e.duration_s for e in members), default=0.0)
+    return PowerData(
+        scope=scope,
+        device_scopes=wanted,
+        devices=energies,
+        energy_j=total,
+        duration_s=duration,
+        method=method,
+        window_start_wall_s=min((s for s, _ in edges), default=None),
+        window_stop_wall_s=max((e for _, e in edges), default=None),
+        achieved_hz=achieved,
+    )
+
+
+def check_power(
+    ctx: Context,
+    run: RunData,
+    folder: str,
+    requirement: PowerRequirement | None,
+    result: RunResult | None,
+    result_file: Loaded | None,
+    system: SystemDescription | None,
+) -> None:
+    """Check one run's power trace and record its recomputed window energy on `run.power`."""
+    PowerCheck(ctx, run, folder, requirement, result, result_file, system).run_all()

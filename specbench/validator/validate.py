@@ -1,0 +1,160 @@
+"""The validator's entry points: judge one submission folder, or many in parallel processes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
+from specbench.validator.benchmark import check_benchmark, load_model
+from specbench.validator.context import Context, SpecIndex
+from specbench.validator.documents import Loaded
+from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
+from specbench.validator.findings import Finding, Findings
+from specbench.validator.integrity import MANIFEST, check_manifest
+from specbench.validator.model import Report
+
+SYSTEM_FILE = "system.yaml"
+BENCHMARK_FILE = "submission.yaml"
+DISCOVER_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a path names: an ORG/SYSTEM folder, or one BENCHMARK folder inside one."""
+
+    root: Path
+    benchmark: str | None
+
+
+def classify(path: Path) -> Target | None:
+    """ORG/SYSTEM when the folder holds system.yaml, BENCHMARK when it holds submission.yaml, else None."""
+    if not path.is_dir():
+        return None
+    if os.path.lexists(path / SYSTEM_FILE):
+        return Target(path, None)
+    if os.path.lexists(path / BENCHMARK_FILE):
+        absolute = Path(os.path.abspath(path))
+        return Target(_display(absolute.parent), absolute.name)
+    return None
+
+
+def _display(path: Path) -> Path:
+    """A path relative to the working folder when it lies inside it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def discover(path: str | Path) -> list[Path]:
+    """Submission folders a path names: itself when it is one, else the ORG/SYSTEM folders below it.
+
+    Searches at most three levels down (e.g. submissions/ORG/SYSTEM), never following links.
+    """
+    start = Path(path)
+    if classify(start) is not None:
+        return [start]
+    found: list[Path] = []
+    level = [start]
+    for _ in range(DISCOVER_DEPTH):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    child = Path(entry.path)
+                    (found if os.path.lexists(child / SYSTEM_FILE) else below).append(child)
+        level = below
+    return sorted(found)
+
+
+def validate_submission(
+    path: str | Path, spec: str | Path | None = None, *, limits: Limits = DEFAULT_LIMITS, specs: SpecIndex | None = None
+) -> Report:
+    """Run every check on one submission folder (ORG/SYSTEM or one BENCHMARK of it) and gather the findings.
+
+    `spec` adds a spec file (or built-in id) to the specs a submission may name; it raises
+    InputError or UsageError when that spec cannot be loaded. Bad submission content never raises.
+    """
+    given = Path(path)
+    index = specs if specs is not None else SpecIndex.with_spec(spec)
+    target = classify(given)
+    if target is None:
+        return _unusable(given)
+    findings = Findings()
+    tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
+    ctx = Context(tree, findings, limits, index)
+    system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
+    if system is not None and system_file is not None:
+        _check_root_names(ctx, target.root, system, system_file)
+    files, dirs = tree.children("")
+    for extra in files:
+        if extra not in (SYSTEM_FILE, MANIFEST):
+            findings.add("SB-STR-009", extra, "expected only system.yaml, manifest.json and BENCHMARK folders here")
+    names = [target.benchmark] if target.benchmark is not None else dirs
+    if not names:
+        findings.add("SB-STR-002", None, "expected at least one BENCHMARK folder (with submission.yaml), found none")
+    benchmarks = [check_benchmark(ctx, name, system, system_file) for name in names]
+    check_manifest(ctx, target.benchmark)
+    return Report(
+        path=str(given),
+        root=str(target.root),
+        system=system,
+        benchmarks=benchmarks,
+        findings=sorted(findings.items, key=Finding.sort_key),
+    )
+
+
+def _unusable(given: Path) -> Report:
+    findings = Findings()
+    if not given.exists():
+        found = "no such folder"
+    elif not given.is_dir():
+        found = "a file, not a folder"
+    else:
+        below = discover(given)
+        found = "neither system.yaml nor submission.yaml" + (
+            f"; {len(below)} ORG/SYSTEM folder(s) lie below it (discover() lists them; the CLI expands a folder)"
+            if below
+            else ""
+        )
+    findings.add("SB-STR-001", None, f"expected an ORG/SYSTEM or BENCHMARK folder, found {found}")
+    return Report(path=str(given), root=str(given), usable=False, findings=findings.items)
+
+
+def _check_root_names(ctx: Context, root: Path, system: SystemDescription, loaded: Loaded) -> None:
+    absolute = Path(os.path.abspath(root))
+    for key, found in (("system", absolute.name), ("submitter", absolute.parent.name)):
+        expected = getattr(system, key)
+        if found != expected:
+            folder = "SYSTEM" if key == "system" else "ORG"
+            ctx.findings.add(
+                "SB-STR-011",
+                SYSTEM_FILE,
+                f"expected the {folder} folder to be named {expected!r} ({key} in system.yaml), found {found!r}",
+                **loaded.locate(key),
+            )
+
+
+def _validate_one(args: tuple[str, str | None, Limits]) -> Report:
+    path, spec, limits = args
+    return validate_submission(path, spec, limits=limits)
+
+
+def validate_many(
+    paths: Sequence[str | Path], spec: str | Path | None = None, *, jobs: int = 1, limits: Limits = DEFAULT_LIMITS
+) -> list[Report]:
+    """Validate several submission folders, in up to `jobs` processes; reports come back in the order given."""
+    index = SpecIndex.with_spec(spec)
+    if jobs <= 1 or len(paths) <= 1:
+        return [validate_submission(p, limits=limits, specs=index) for p in paths]
+    work = [(str(p), None if spec is None else str(spec), limits) for p in paths]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        return list(pool.map(_validate_one, work))
