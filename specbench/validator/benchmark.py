@@ -24,15 +24,19 @@ from specbench.validator.runs import check_runs
 
 RUN_FOLDER = re.compile(r"^run_([1-9][0-9]{0,5})$")
 RUN_REQUIRED = ("log.txt", "result.json", "state.json")
-RUN_OPTIONAL = ("power.csv", "power.json")
+RUN_OPTIONAL = ("power.csv", "power.json", "error.txt")
+"""The power trace is absent when no meter was available; error.txt holds the failure of a run that crashed."""
 
 
 class RunState(Strict):
-    """`state.json`; `format_version` may be left out, and fields beyond these are ignored."""
+    """`state.json`; `format_version` may be left out, and fields beyond these are ignored.
+
+    'incomplete' is what a later execute writes over a run killed while 'running'.
+    """
 
     model_config = ConfigDict(extra="ignore")
     format_version: Literal[1] | None = None
-    status: Literal["running", "done"]
+    status: Literal["running", "done", "incomplete"]
     pid: int | None = Field(default=None)
     started_at: str | None = None
 
@@ -141,11 +145,11 @@ def check_run(
         ctx.loaded[result_file.file] = result_file
     run.state = state.status if state is not None else None
     run.result = result
-    incomplete = run.state == "running" or (result is not None and result.status == "incomplete")
+    incomplete = run.state in ("running", "incomplete") or (result is not None and result.status == "incomplete")
     spec, meta = bench.spec, bench.meta
     _check_log(ctx, run, spec, bench, incomplete)
-    if run.state == "running":
-        run.status, run.reason = "incomplete", "state.json says running: the run was interrupted"
+    if run.state in ("running", "incomplete"):
+        run.status, run.reason = "incomplete", f"state.json says {run.state}: the run was interrupted"
     if run.status == "incomplete":
         ctx.findings.add("SB-RUN-005", folder, f"expected a finished run, found it incomplete: {run.reason}")
     requirement = spec.spec.measurement.power if spec is not None else None

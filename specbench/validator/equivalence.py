@@ -1,8 +1,10 @@
 """Equivalence: the captured system and the declared hyperparameters against the level's per-layer rules.
 
 A parameter of layers 1 to 7 is looked up in the run's recorded settings (result.json, layers 6
-and 7 only), then in system.yaml's layer, then among the declared hyperparameters; layer 8 is the
-declared hyperparameters. Layer 9 (the problem) never differs from the spec.
+and 7 only), then in submission.yaml's `layers` (this benchmark's choices), then in system.yaml's
+layer, then among the declared hyperparameters. Layer 8 is the declared hyperparameters, with the
+spec's model where they name none (as the executor checks it). Layer 9 (the problem) never
+differs from the spec.
 """
 
 from __future__ import annotations
@@ -57,20 +59,36 @@ def layer_sources(inputs: Inputs, spec: ResolvedSpec) -> dict[str, dict[str, Sou
         if inputs.system is not None and inputs.system_file is not None:
             for name, value in inputs.system.layers.get(layer, {}).items():
                 params[name] = Source(value, inputs.system_file, ("layers", layer, name))
+        for name, value in meta_layers(inputs.meta).get(layer, {}).items():
+            params[name] = Source(value, inputs.meta_file, ("layers", layer, name))
         if layer in SETTINGS_LAYERS and inputs.settings_file is not None:
             for name, value in inputs.settings.items():
                 if name in ruled or name in params:
                     params[name] = Source(value, inputs.settings_file, ("settings", name))
-    out["workload"] = {
-        name: Source(value, inputs.meta_file, ("hyperparameters", name)) for name, value in declared.items()
-    }
+    out["workload"] = {"model": Source(spec.spec.workload.model, inputs.meta_file, ("hyperparameters",))}
+    out["workload"].update(
+        (name, Source(value, inputs.meta_file, ("hyperparameters", name))) for name, value in declared.items()
+    )
     return out
 
 
+def meta_layers(meta: SubmissionMeta) -> dict[str, dict[str, Any]]:
+    """submission.yaml's per-benchmark layer choices (absent from older submission formats)."""
+    layers = getattr(meta, "layers", None)
+    return layers if isinstance(layers, dict) else {}
+
+
+def meta_dataset(meta: SubmissionMeta) -> dict[str, Any]:
+    """submission.yaml's facts about the data actually used (absent from older submission formats)."""
+    dataset = getattr(meta, "dataset", None)
+    return dataset if isinstance(dataset, dict) else {}
+
+
 def check_layers(findings: Findings, inputs: Inputs, spec: ResolvedSpec) -> None:
+    """Every rule of layers 1 to 8 that binds at the level (layers 1 to 7 only when system.yaml was read)."""
     sources = layer_sources(inputs, spec)
     for layer, rules in spec.rules.items():
-        if layer == "problem":
+        if layer == "problem" or (layer != "workload" and inputs.system is None):
             continue
         params = sources.get(layer, {})
         plain = {name: source.value for name, source in params.items()}
@@ -124,6 +142,7 @@ def check_problem(findings: Findings, inputs: Inputs, spec: ResolvedSpec) -> Non
                     **inputs.system_file.locate("layers", "problem", name),
                 )
     dataset = spec.spec.workload.dataset
+    check_dataset(findings, inputs, spec)
     if inputs.meta.synthetic_data != dataset.synthetic:
         findings.add(
             "SB-EQV-003",
@@ -132,6 +151,29 @@ def check_problem(findings: Findings, inputs: Inputs, spec: ResolvedSpec) -> Non
             f"at profile {spec.profile}), found {show(inputs.meta.synthetic_data)}",
             **inputs.meta_file.locate("synthetic_data"),
         )
+
+
+def check_dataset(findings: Findings, inputs: Inputs, spec: ResolvedSpec) -> None:
+    """The data submission.yaml says was used: sample counts, and for real data its name and checksum."""
+    used, dataset = meta_dataset(inputs.meta), spec.spec.workload.dataset
+    expected: dict[str, Any] = {
+        "train_samples": dataset.train_samples,
+        "eval_samples": dataset.eval_samples,
+        "synthetic": dataset.synthetic,
+    }
+    if not dataset.synthetic:
+        expected["name"] = dataset.name
+        if dataset.checksum_sha256 is not None:
+            expected["sha256"] = dataset.checksum_sha256
+    for name, value in expected.items():
+        if name in used and not same(used[name], value):
+            findings.add(
+                "SB-EQV-003",
+                inputs.meta_file.file,
+                f"expected dataset {name} {show(value)} (layer 9 of {spec.spec.id} at profile {spec.profile}), "
+                f"found {show(used[name])}",
+                **inputs.meta_file.locate("dataset", name),
+            )
 
 
 def check_level_and_profile(findings: Findings, meta: SubmissionMeta, meta_file: Loaded, spec: Any) -> bool:

@@ -219,12 +219,14 @@ class PowerCheck:
         energies: list[DeviceEnergy] = []
         achieved: dict[str, float] = {}
         edges: list[tuple[float, float]] = []
+        unusable = False
         for device in meta.devices:
             series = trace.series.get(device.key)
             if device.scope == "none":
                 continue
             if series is None or not series.measured:
                 if device.scope in wanted:
+                    unusable = True
                     self.add(
                         "SB-PWR-010",
                         self.csv_rel,
@@ -237,8 +239,10 @@ class PowerCheck:
                 energies.append(energy)
                 achieved[device.key] = window.achieved_hz
                 edges.append(window.edges)
+            elif device.scope in wanted:
+                unusable = True
         self.check_devices(meta, energies, wanted)
-        self.run.power = _power_data(requirement.scope, wanted, energies, achieved, edges)
+        self.run.power = _power_data(requirement.scope, wanted, energies, achieved, edges, unusable)
         self.check_bounds(meta, [e for e in energies if e.scope in wanted])
 
     def check_devices(self, meta: TraceMeta, energies: list[DeviceEnergy], wanted: tuple[str, ...]) -> None:
@@ -499,10 +503,12 @@ def _power_data(
     energies: list[DeviceEnergy],
     achieved: dict[str, float],
     edges: list[tuple[float, float]],
+    unusable: bool,
 ) -> PowerData:
+    """The run's window energy; None when any device of the scope is missing, unusable or not measured."""
     members = [e for e in energies if e.scope in wanted]
     total = math.fsum(e.energy_j for e in members if e.energy_j is not None) if members else None
-    if any(e.energy_j is None for e in members):
+    if unusable or any(e.energy_j is None for e in members):
         total = None
     methods = {e.method for e in members}
     method = methods.pop() if len(methods) == 1 else ("mixed" if methods else None)

@@ -90,6 +90,8 @@ def validate_submission(
         return _unusable(given)
     findings = Findings()
     tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
+    if not tree.complete:
+        return Report(path=str(given), root=str(target.root), findings=sorted(findings.items, key=Finding.sort_key))
     ctx = Context(tree, findings, limits, index)
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:

@@ -29,6 +29,7 @@ from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, Sam
 from specbench.spec.loader import load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.result import RunResult
+from specbench.spec.system import SubmissionMeta
 
 WALL_ORIGIN_S = 1_800_000_000.0
 """Wall clock of the first run's init_start; each run starts an hour after the previous one."""
@@ -83,7 +84,7 @@ class Writer:
         self.root = out / options.org / options.system
         self.bench = self.root / self.spec.spec.id
         s = self.spec.spec
-        self.hyperparameters: dict[str, Any] = {"model": s.workload.model, **s.hyperparameters}
+        self.hyperparameters: dict[str, Any] = dict(s.hyperparameters)
         self.devices = [
             Device(
                 key=f"nvml:{i}",
@@ -139,6 +140,16 @@ class Writer:
 
     def submission_yaml(self) -> dict[str, Any]:
         o, s = self.options, self.spec.spec
+        dataset = s.workload.dataset
+        newer = {
+            "layers": {"framework": {"compile_mode": "none"}, "parallelism_precision": {"precision": "bf16"}},
+            "dataset": {
+                "name": dataset.name,
+                "train_samples": dataset.train_samples,
+                "eval_samples": dataset.eval_samples,
+                "synthetic": dataset.synthetic,
+            },
+        }
         return {
             "format_version": 1,
             "spec_id": s.id,
@@ -150,6 +161,7 @@ class Writer:
             "system": o.system,
             "synthetic_data": s.workload.dataset.synthetic,
             "hyperparameters": self.hyperparameters,
+            **{key: value for key, value in newer.items() if key in SubmissionMeta.model_fields},
         }
 
     # one run

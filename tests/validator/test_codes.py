@@ -1,0 +1,387 @@
+"""Every finding code: one mutation of a compliant submission that triggers it, with the exact codes found.
+
+Mutations are re-signed (manifest rewritten) unless the case is about the manifest, so each case
+shows the one rule it breaks and the findings that rule implies, nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MULTI, Bases
+from mutate import (
+    BENCH,
+    drop_hyperparameter,
+    edit_json,
+    edit_log,
+    edit_result,
+    edit_rows,
+    edit_yaml,
+    index,
+    resign,
+    run_dir,
+    set_hyperparameter,
+    window_rows,
+)
+
+from specbench.validator import CODES, Limits, validate_submission
+from specbench.validator.files import DEFAULT_LIMITS
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+
+@dataclass
+class Case:
+    name: str
+    mutate: Callable[[Path], object]
+    codes: set[str]
+    base: dict[str, Any] = field(default_factory=dict)
+    resign: bool = True
+    limits: Limits = DEFAULT_LIMITS
+    target: Callable[[Path], Path] = lambda root: root
+
+
+def _put(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def _log_value(key: str, value: Any, run: int = 1) -> Callable[[Path], None]:
+    return lambda root: edit_log(root, lambda ev: ev[index(ev, key)].__setitem__("value", value), run)
+
+
+def _drop_events(key: str, **metadata: Any) -> Callable[[Path], None]:
+    return lambda root: edit_log(root, lambda ev: ev.pop(index(ev, key, **metadata)))
+
+
+def _move_after_run_start(root: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        moved = events.pop(index(events, "momentum"))
+        at = index(events, "run_start")
+        moved["time_ms"] = events[at]["time_ms"]
+        events.insert(at + 1, moved)
+
+    edit_log(root, edit)
+
+
+def _time_backwards(root: Path) -> None:
+    edit_log(root, lambda ev: ev[index(ev, "seed")].__setitem__("time_ms", ev[0]["time_ms"] - 5))
+
+
+def _drop_eval(root: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        for key in ("eval_start", "eval_accuracy", "eval_stop"):
+            events.pop(index(events, key, epoch_num=2))
+
+    edit_log(root, edit)
+    edit_result(root, lambda d: d["quality"]["curve"].pop(1))
+
+
+def _stop_status(status: str) -> Callable[[Path], None]:
+    return lambda root: edit_log(root, lambda ev: ev[index(ev, "run_stop")]["metadata"].__setitem__("status", status))
+
+
+def _same_seed(root: Path) -> None:
+    _log_value("seed", 1001, run=2)(root)
+    edit_result(root, lambda d: d.__setitem__("seed", 1001), run=2)
+
+
+def _rows(edit: Callable[[list[list[str]]], object]) -> Callable[[Path], None]:
+    return lambda root: edit_rows(root, edit)
+
+
+def _middle(rows: list[list[str]]) -> int:
+    start, stop = window_rows(rows)
+    return (start + stop) // 2 // 2 * 2 + 1
+
+
+def _bad_cell(rows: list[list[str]]) -> None:
+    rows[_middle(rows)][4] = "abc"
+
+
+def _cut_start(rows: list[list[str]]) -> None:
+    start, _ = window_rows(rows)
+    rows[start : start + 2 * 25] = []
+
+
+def _cut_middle(rows: list[list[str]]) -> None:
+    i = _middle(rows)
+    rows[i : i + 2 * 30] = []
+
+
+def _counter_down(rows: list[list[str]]) -> None:
+    i = _middle(rows)
+    rows[i][6] = repr(float(rows[i][6]) - 1000.0)
+
+
+def _time_swap(rows: list[list[str]]) -> None:
+    i = _middle(rows)
+    rows[i][1], rows[i + 2][1] = rows[i + 2][1], rows[i][1]
+
+
+def _scale_power(rows: list[list[str]]) -> None:
+    start, stop = window_rows(rows)
+    for row in rows[start : stop + 1]:
+        if row[3] == "nvml:0":
+            row[4] = row[5] = repr(float(row[4]) * 1.2)
+
+
+def _drop_device(rows: list[list[str]]) -> None:
+    rows[:] = [r for r in rows if r[3] != "nvml:1"]
+
+
+def _repeat_row(rows: list[list[str]]) -> None:
+    i = _middle(rows)
+    rows.insert(i + 1, list(rows[i]))
+
+
+def _power_limit(root: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        for state in ("state_start", "state_end"):
+            data[state]["nvml:0"]["power_limit_w"] = 100.0
+
+    edit_json(run_dir(root) / "power.json", edit)
+
+
+def _no_trace(root: Path) -> None:
+    (run_dir(root) / "power.csv").unlink()
+    (run_dir(root) / "power.json").unlink()
+
+
+def _rename(root: Path, old: str, new: str) -> None:
+    (root / old).rename(root / new)
+
+
+def _renumber(root: Path) -> None:
+    _rename(root, f"{BENCH}/run_1", f"{BENCH}/run_2")
+    edit_json(root / BENCH / "run_2" / "result.json", lambda d: d.__setitem__("run", 2))
+
+
+def _interrupted(root: Path) -> None:
+    edit_json(run_dir(root, 3) / "state.json", lambda d: d.__setitem__("status", "running"))
+    edit_result(root, lambda d: d.update(status="incomplete", reason="killed by the scheduler"), run=3)
+
+
+def _symlink(root: Path) -> None:
+    os.symlink("/etc/passwd", run_dir(root) / "notes.txt")
+
+
+def _fifo(root: Path) -> None:
+    os.mkfifo(run_dir(root) / "pipe")
+
+
+def _manifest_entry(path: str) -> Callable[[Path], None]:
+    entry = {"sha256": "0" * 64, "bytes": 1}
+    return lambda root: edit_json(root / "manifest.json", lambda d: d["files"].__setitem__(path, entry))
+
+
+def _unlist(root: Path) -> None:
+    edit_json(root / "manifest.json", lambda d: d["files"].pop(f"{BENCH}/run_1/state.json"))
+
+
+def _meta(key: str, value: Any) -> Callable[[Path], None]:
+    return lambda root: edit_yaml(root / BENCH / "submission.yaml", lambda d: d.__setitem__(key, value))
+
+
+def _system(edit: Callable[[dict[str, Any]], object]) -> Callable[[Path], None]:
+    return lambda root: edit_yaml(root / "system.yaml", edit)
+
+
+def _profile(root: Path) -> None:
+    _meta("profile", "tiny")(root)
+    edit_result(root, lambda d: d.__setitem__("profile", "tiny"))
+
+
+def _not_synthetic(root: Path) -> None:
+    _meta("synthetic_data", False)(root)
+    edit_result(root, lambda d: d.__setitem__("synthetic_data", False))
+
+
+def _unsafe_manifest(root: Path) -> None:
+    _manifest_entry("../outside.txt")(root)
+    _manifest_entry("/etc/passwd")(root)
+
+
+CASES = [
+    # structure
+    Case("STR-002 missing state.json", lambda r: (run_dir(r) / "state.json").unlink(), {"SB-STR-002"}),
+    Case(
+        "STR-002 no run log",
+        lambda r: (run_dir(r) / "log.txt").unlink(),
+        {"SB-STR-002", "SB-RUN-005", "SB-RUN-002", "SB-RES-002"},
+    ),
+    Case("STR-003 yaml over limit", lambda r: None, {"SB-STR-003"}, limits=Limits(yaml_bytes=300)),
+    Case("STR-003 too many entries", lambda r: None, {"SB-STR-003"}, limits=Limits(entries=6)),
+    Case("STR-003 too deep", lambda r: (run_dir(r) / "a/b/c/d/e").mkdir(parents=True), {"SB-STR-003", "SB-STR-009"}),
+    Case("STR-004 symlink", _symlink, {"SB-STR-004"}),
+    Case("STR-004 fifo", _fifo, {"SB-STR-004"}),
+    Case("STR-005 unsafe manifest paths", _unsafe_manifest, {"SB-STR-005"}, resign=False),
+    Case("STR-006 result not JSON", lambda r: _put(run_dir(r) / "result.json", "{"), {"SB-STR-006"}),
+    Case("STR-006 NaN in result", lambda r: _put(run_dir(r) / "result.json", '{"a": NaN}'), {"SB-STR-006"}),
+    Case("STR-006 submission.yaml syntax", lambda r: _put(r / BENCH / "submission.yaml", "a: [1,\n"), {"SB-STR-006"}),
+    Case("STR-007 unknown key", lambda r: edit_result(r, lambda d: d.__setitem__("bonus", 1)), {"SB-STR-007"}),
+    Case(
+        "STR-008 result version", lambda r: edit_result(r, lambda d: d.__setitem__("format_version", 2)), {"SB-STR-008"}
+    ),
+    Case(
+        "STR-008 power.json version",
+        lambda r: edit_json(run_dir(r) / "power.json", lambda d: d.__setitem__("format_version", 9)),
+        {"SB-STR-008"},
+    ),
+    Case("STR-009 extra file", lambda r: _put(run_dir(r) / "notes.txt", "hi"), {"SB-STR-009"}),
+    Case("STR-010 executable", lambda r: os.chmod(run_dir(r) / "log.txt", 0o755), {"SB-STR-010"}),
+    Case("STR-011 benchmark folder name", lambda r: _rename(r, BENCH, "resnet-50"), {"SB-STR-011"}),
+    Case("STR-011 submitter", _meta("submitter", "other"), {"SB-STR-011", "SB-LOG-011"}),
+    # integrity
+    Case(
+        "INT-001 changed after signing",
+        lambda r: _put(run_dir(r) / "log.txt", (run_dir(r) / "log.txt").read_text() + "note\n"),
+        {"SB-INT-001"},
+        resign=False,
+    ),
+    Case("INT-002 not listed", _unlist, {"SB-INT-002"}, resign=False),
+    Case("INT-003 listed, missing", _manifest_entry(f"{BENCH}/run_1/extra.txt"), {"SB-INT-003"}, resign=False),
+    Case("INT-004 unknown digest", _meta("spec_sha256", "0" * 64), {"SB-INT-004", "SB-RES-001"}),
+    Case("INT-005 wrong version", _meta("spec_version", "9.9.9"), {"SB-INT-005", "SB-RES-001"}),
+    # equivalence
+    Case("EQV-001 optimizer", lambda r: set_hyperparameter(r, "optimizer", "adam"), {"SB-EQV-001"}),
+    Case("EQV-001 learning rate", lambda r: set_hyperparameter(r, "base_learning_rate", 0.1), {"SB-EQV-001"}),
+    Case(
+        "EQV-001 precision setting",
+        lambda r: edit_result(r, lambda d: d["settings"].__setitem__("precision", "int4")),
+        {"SB-EQV-001"},
+    ),
+    Case(
+        "EQV-002 framework_version",
+        _system(lambda d: d["layers"]["framework"].pop("framework_version")),
+        {"SB-EQV-002"},
+    ),
+    Case("EQV-002 momentum", lambda r: drop_hyperparameter(r, "momentum"), {"SB-EQV-002"}),
+    Case("EQV-003 train_samples", _log_value("train_samples", 4096), {"SB-EQV-003"}),
+    Case("EQV-003 synthetic data", _not_synthetic, {"SB-EQV-003"}),
+    Case(
+        "EQV-003 dataset",
+        _system(lambda d: d["layers"].__setitem__("problem", {"dataset": "imagenet-1k"})),
+        {"SB-EQV-003"},
+    ),
+    Case("EQV-004 logged value", _log_value("momentum", 0.9), {"SB-EQV-004"}),
+    Case("EQV-004 not logged", _drop_events("momentum"), {"SB-EQV-004"}),
+    Case("EQV-005 profile", _profile, {"SB-EQV-005"}),
+    # log
+    Case(
+        "LOG-001 broken line",
+        lambda r: _put(run_dir(r) / "log.txt", ':::MLLOG {"key": \n' + (run_dir(r) / "log.txt").read_text()),
+        {"SB-LOG-001"},
+    ),
+    Case("LOG-002 cache_clear", _drop_events("cache_clear"), {"SB-LOG-002"}),
+    Case(
+        "LOG-003 seed twice",
+        lambda r: edit_log(r, lambda ev: ev.insert(index(ev, "seed"), dict(ev[index(ev, "seed")]))),
+        {"SB-LOG-003"},
+    ),
+    Case("LOG-004 epoch_stop missing", _drop_events("epoch_stop", epoch_num=2), {"SB-LOG-004"}),
+    Case(
+        "LOG-004 event type",
+        lambda r: edit_log(r, lambda ev: ev[index(ev, "cache_clear")].__setitem__("event_type", "INTERVAL_START")),
+        {"SB-LOG-004"},
+    ),
+    Case("LOG-005 hyperparameter after run_start", _move_after_run_start, {"SB-LOG-005"}),
+    Case("LOG-006 time backwards", _time_backwards, {"SB-LOG-006"}),
+    Case("LOG-007 unknown status", _stop_status("crashed"), {"SB-LOG-007", "SB-RES-002", "SB-RUN-002"}),
+    Case("LOG-008 evaluation skipped", _drop_eval, {"SB-LOG-008"}),
+    Case("LOG-009 target missed", lambda r: None, {"SB-LOG-009"}, base={**MULTI, "failed_runs": (2,)}),
+    Case("LOG-010 same seed", _same_seed, {"SB-LOG-010"}, base=MULTI),
+    Case("LOG-011 org", _log_value("submission_org", "other"), {"SB-LOG-011"}),
+    Case(
+        "LOG-012 seed type",
+        lambda r: (_log_value("seed", "abc")(r), edit_result(r, lambda d: d.__setitem__("seed", 0))),
+        {"SB-LOG-012"},
+    ),
+    # power
+    Case("PWR-001 trace missing", _no_trace, {"SB-PWR-001"}),
+    Case("PWR-002 bad cell", _rows(_bad_cell), {"SB-PWR-002"}),
+    Case(
+        "PWR-002 csv name",
+        lambda r: edit_json(run_dir(r) / "power.json", lambda d: d.__setitem__("csv", "../../x.csv")),
+        {"SB-PWR-002"},
+    ),
+    Case("PWR-003 late first sample", _rows(_cut_start), {"SB-PWR-003", "SB-RES-002"}),
+    Case("PWR-004 slow sampling", lambda r: None, {"SB-PWR-004"}, base={"power_hz": 0.5}),
+    Case("PWR-005 gap", _rows(_cut_middle), {"SB-PWR-005"}),
+    Case("PWR-006 counter down", _rows(_counter_down), {"SB-PWR-006", "SB-RES-002"}),
+    Case("PWR-007 time backwards", _rows(_time_swap), {"SB-PWR-007"}),
+    Case("PWR-008 counter vs integral", _rows(_scale_power), {"SB-PWR-008"}),
+    Case("PWR-009 over the limit", _power_limit, {"SB-PWR-009"}),
+    Case("PWR-009 under idle", _system(lambda d: d["declared"].__setitem__("idle_power_w", 400.0)), {"SB-PWR-009"}),
+    Case("PWR-010 device without samples", _rows(_drop_device), {"SB-PWR-010"}),
+    Case("PWR-010 device twice in a sweep", _rows(_repeat_row), {"SB-PWR-010"}),
+    Case("PWR-011 scope", lambda r: edit_result(r, lambda d: d["power"].__setitem__("scope", "node")), {"SB-PWR-011"}),
+    # runs
+    Case("RUN-001 two runs", lambda r: None, {"SB-RUN-001"}, base={"runs": 2}),
+    Case("RUN-002 failed", lambda r: None, {"SB-RUN-002", "SB-LOG-009"}, base={"failed_runs": (1,)}),
+    Case("RUN-003 numbering", _renumber, {"SB-RUN-003"}),
+    Case(
+        "RUN-004 settings differ",
+        lambda r: edit_result(r, lambda d: d["settings"].__setitem__("precision", "fp16"), run=2),
+        {"SB-RUN-004"},
+        base=MULTI,
+    ),
+    Case("RUN-005 interrupted", _interrupted, {"SB-RUN-005"}, base=MULTI),
+    # result
+    Case("RES-001 run number", lambda r: edit_result(r, lambda d: d.__setitem__("run", 3)), {"SB-RES-001"}),
+    Case(
+        "RES-002 duration",
+        lambda r: edit_result(r, lambda d: d.__setitem__("duration_s", d["duration_s"] + 10)),
+        {"SB-RES-002"},
+    ),
+    Case(
+        "RES-003 not measured with energy",
+        lambda r: edit_result(r, lambda d: d["power"].update(measured=False, reason="off")),
+        {"SB-RES-003"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_mutation_gives_exact_codes(case: Case, bases: Bases, tmp_path: Path) -> None:
+    root = bases.copy(tmp_path, **case.base)
+    case.mutate(root)
+    if case.resign:
+        resign(root)
+    report = validate_submission(case.target(root), limits=case.limits)
+    assert report.codes() == case.codes, [f"{f.code} {f.location} {f.message}" for f in report.findings]
+    assert report.usable
+    assert report.compliant() is not any(CODES[c].severity == "error" for c in case.codes)
+    for finding in report.findings:
+        said = finding.message
+        assert "expected" in said or "found" in said or said.startswith(("unknown key", "missing required key")), said
+        assert finding.hint
+
+
+def test_every_code_has_a_case() -> None:
+    covered = {code for case in CASES for code in case.codes} | {"SB-STR-001"}
+    assert covered == set(CODES)
+
+
+def test_not_a_submission_is_unusable(tmp_path: Path) -> None:
+    for path in (tmp_path / "missing", tmp_path):
+        report = validate_submission(path)
+        assert report.codes() == {"SB-STR-001"}
+        assert not report.usable and report.exit_code() == 2
+
+
+def _documented() -> dict[str, tuple[str, str]]:
+    pattern = re.compile(r"^### (SB-[A-Z]{3}-\d{3}): (.+)\n\n\*\*(error|warning)\*\*", re.MULTILINE)
+    return {code: (title, severity) for code, title, severity in pattern.findall(DOCS.read_text())}
+
+
+def test_docs_list_every_code_with_its_title_and_severity() -> None:
+    documented = _documented()
+    assert set(documented) == set(CODES)
+    for code, info in CODES.items():
+        assert documented[code] == (info.title, info.severity), code
