@@ -71,11 +71,21 @@ def measure_command(
             code = 127 if isinstance(err, FileNotFoundError) else 126
             raise CommandNotRun(f"cannot run {command[0]!r}: {err.strerror or err}", code) from err
         with forward_signals(child):
-            returncode = child.wait()
+            returncode = _wait(child)
         window = sampler.window_stop()
         exit_code = 128 - returncode if returncode < 0 else returncode
         sampler.extra_metadata["exit_code"] = exit_code
     return MeasuredCommand(list(command), exit_code, window, trace_dir)
+
+
+def _wait(child: subprocess.Popen[Any]) -> int:
+    """Wait in short steps: a signal the kernel hands to another thread while this one blocks in
+    waitpid() would otherwise wait for its Python handler until the child exits."""
+    while True:
+        try:
+            return child.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 @contextlib.contextmanager

@@ -67,28 +67,23 @@ def test_the_child_does_not_measure_again(tmp_path: Path) -> None:
     assert marker.read_text() == "0"
 
 
-@pytest.mark.parametrize("signum", [signal.SIGUSR1, signal.SIGTERM, signal.SIGINT])
-def test_a_signal_is_forwarded_to_the_command(signum: int, tmp_path: Path) -> None:
+def run_and_signal(tmp_path: Path, handled: dict[int, int], send: list[int]):
+    """Run a child that exits with handled[signal]; send `send` to this process once it is ready."""
     ready = tmp_path / "ready"
-    child = textwrap.dedent(
-        f"""
-        import signal, sys, time
-        signal.signal({int(signum)}, lambda *a: sys.exit(42))
-        open({str(ready)!r}, "w").close()
-        time.sleep(60)
-        """
-    )
+    handlers = "\n".join(f"signal.signal({int(s)}, lambda *a: sys.exit({code}))" for s, code in handled.items())
+    child = f"import signal, sys, time\n{handlers}\nopen({str(ready)!r}, 'w').close()\ntime.sleep(60)\n"
     reached_pytest: list[int] = []
 
     def fallback(number: int, frame: object) -> None:
         reached_pytest.append(number)
 
-    previous = signal.signal(signum, fallback)
+    previous = {s: signal.signal(s, fallback) for s in send}
 
     def send_when_ready() -> None:
         for _ in range(3000):
             if ready.exists():
-                os.kill(os.getpid(), signum)
+                for signum in send:
+                    os.kill(os.getpid(), signum)
                 return
             time.sleep(0.01)
 
@@ -98,10 +93,22 @@ def test_a_signal_is_forwarded_to_the_command(signum: int, tmp_path: Path) -> No
         result = run_cli(["--meters", "null", "--out", str(tmp_path / "t"), "--", sys.executable, "-c", child])
     finally:
         sender.join()
-        restored = signal.signal(signum, previous)
-    assert result.exit_code == 42
+        restored = {s: signal.signal(s, handler) for s, handler in previous.items()}
     assert reached_pytest == []
-    assert restored is fallback
+    assert all(handler is fallback for handler in restored.values())
+    return result
+
+
+@pytest.mark.parametrize("signum", [signal.SIGUSR1, signal.SIGTERM, signal.SIGINT])
+def test_a_signal_is_forwarded_to_the_command(signum: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("specbench.power.run._terminal_sent_sigint", lambda: False)
+    assert run_and_signal(tmp_path, {signum: 42}, [signum]).exit_code == 42
+
+
+def test_sigint_from_the_terminal_is_not_sent_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("specbench.power.run._terminal_sent_sigint", lambda: True)
+    result = run_and_signal(tmp_path, {signal.SIGINT: 42, signal.SIGTERM: 43}, [signal.SIGINT, signal.SIGTERM])
+    assert result.exit_code == 43
 
 
 def test_a_command_killed_by_a_signal_exits_128_plus_the_signal(tmp_path: Path) -> None:
