@@ -139,7 +139,7 @@ def check_run(
         ctx.findings.add(
             "SB-STR-009", f"{folder}/{extra}", f"expected only {', '.join(RUN_REQUIRED + RUN_OPTIONAL)} here"
         )
-    state, _ = load_model(ctx, f"{folder}/state.json", RunState, None)
+    state, _ = load_model(ctx, f"{folder}/state.json", RunState, 1)
     result, result_file = load_model(ctx, f"{folder}/result.json", RunResult, RESULT_FORMAT_VERSION)
     if result_file is not None:
         ctx.loaded[result_file.file] = result_file

@@ -82,9 +82,10 @@ class Writer:
         self.loaded = load_spec(options.spec)
         self.spec: ResolvedSpec = resolve(self.loaded, options.profile, options.level)  # type: ignore[arg-type]
         self.root = out / options.org / options.system
-        self.bench = self.root / self.spec.spec.id
         s = self.spec.spec
-        self.hyperparameters: dict[str, Any] = dict(s.hyperparameters)
+        self.hyperparameters: dict[str, Any] = {"global_batch_size": 256, **s.hyperparameters, **options.extra}
+        self.variant = str(self.hyperparameters["model"]) if s.workload.variants else None
+        self.bench = self.root / (s.id if self.variant is None else f"{s.id}--{self.variant}")
         self.devices = [
             Device(
                 key=f"nvml:{i}",
@@ -157,6 +158,7 @@ class Writer:
             "spec_sha256": self.spec.digest,
             "level": self.spec.level,
             "profile": self.spec.profile,
+            "variant": self.variant,
             "submitter": o.org,
             "system": o.system,
             "synthetic_data": s.workload.dataset.synthetic,
@@ -207,17 +209,25 @@ class Writer:
         log.start("run_start", advance_ms=1000)
 
     def log_ttq(self, log: Log, n: int) -> dict[str, Any]:
+        """Epochs 1..E, an evaluation at each cadence point; the `reach_epoch`-th evaluation meets the target."""
         s, o = self.spec.spec, self.options
-        assert s.quality is not None and s.budget.epochs is not None
+        assert s.quality is not None
         failed = n in o.failed_runs
-        last_epoch = int(s.budget.epochs) if failed else o.reach_epoch
+        every, offset = s.quality.eval_every_epochs or 1.0, s.quality.eval_offset_epochs
+        budget = s.budget.epochs
+        evaluations = int((budget - offset) // every) if failed and budget else o.reach_epoch + (2 if failed else 0)
+        eval_epochs = {round(offset + k * every): k for k in range(1, evaluations + 1)}
         epoch_ms = round(o.epoch_s * 1000)
         curve = []
+        last_epoch = max(eval_epochs)
         for epoch in range(1, last_epoch + 1):
             log.start("epoch_start", epoch_num=epoch)
             log.end("epoch_stop", advance_ms=epoch_ms - 200, epoch_num=epoch)
+            if epoch not in eval_epochs:
+                log.now += 200
+                continue
             log.start("eval_start", epoch_num=epoch)
-            value = _accuracy(epoch, o.reach_epoch, s.quality.target, failed)
+            value = _quality(eval_epochs[epoch], o.reach_epoch, s.quality.target, s.quality.direction, failed)
             log.point("eval_accuracy", value, advance_ms=150, epoch_num=epoch)
             curve.append((epoch, value, log.now))
             log.end("eval_stop", advance_ms=50, epoch_num=epoch)
@@ -293,7 +303,7 @@ class Writer:
     ) -> RunResult:
         s = self.spec.spec
         duration = (stop_ms - start_ms) / 1000.0
-        per_sample = s.workload.flops_per_sample
+        per_sample = self.flops_per_sample()
         assert per_sample is not None
         data: dict[str, Any] = {
             "format_version": 1,
@@ -333,12 +343,21 @@ class Writer:
         data["samples_processed"] = processed
         if s.workload.flop_accounting == "processed":
             flops = per_sample * processed
-        else:
-            assert s.budget.epochs is not None
+        elif s.budget.epochs is not None:
             flops = per_sample * s.workload.dataset.train_samples * s.budget.epochs
+        else:
+            assert s.budget.steps is not None
+            flops = per_sample * s.budget.steps * self.hyperparameters["global_batch_size"]
         data["model_flops"] = flops
         data["flops_per_s"] = flops / duration
         return RunResult.model_validate(data)
+
+    def flops_per_sample(self) -> float | None:
+        workload = self.spec.spec.workload
+        variant = workload.variants.get(str(self.hyperparameters.get("model")))
+        if variant is not None and variant.flops_per_sample is not None:
+            return variant.flops_per_sample
+        return workload.flops_per_sample
 
     def quality_result(self, outcome: dict[str, Any], start_ms: int) -> dict[str, Any]:
         s = self.spec.spec
@@ -418,13 +437,15 @@ class Log:
         return "\n".join(self.lines) + "\n"
 
 
-def _accuracy(epoch: int, reach: int, target: float, failed: bool) -> float:
-    """A rising quality curve that crosses the target at epoch `reach` (never, for a failed run)."""
+def _quality(k: int, reach: int, target: float, direction: str, failed: bool) -> float:
+    """The k-th evaluation of a curve that meets the target at evaluation `reach` (never, for a failed run)."""
     if failed:
-        return round(target * (0.5 + 0.4 * (1 - 0.5**epoch)), 6)
-    if epoch >= reach:
-        return round(min(0.999, target + 0.01 * (epoch - reach + 1)), 6)
-    return round(target * (0.5 + 0.4 * epoch / reach), 6)
+        fraction = 0.5 + 0.4 * (1 - 0.5**k)
+    elif k >= reach:
+        fraction = 1.0 + 0.0125 * (k - reach + 1)
+    else:
+        fraction = 0.5 + 0.4 * k / reach
+    return round(target * fraction if direction == "higher" else target / fraction, 6)
 
 
 def _reading(index: int, wall_s: float) -> PowerValues:
