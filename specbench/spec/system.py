@@ -45,3 +45,11 @@ class SubmissionMeta(Strict):
     system: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
     synthetic_data: bool = False
     hyperparameters: dict[str, ParamValue] = Field(description="The hyperparameters used (layer 8), as declared.")
+    layers: dict[LayerName, dict[str, ParamValue]] = Field(
+        default_factory=dict,
+        description="Choices of this benchmark in other layers (e.g. framework: compile_mode; parallelism_precision: "
+        "precision, memory_format), merged over system.yaml's layers when rules are checked.",
+    )
+    dataset: dict[str, ParamValue] = Field(
+        default_factory=dict, description="The data actually used: name, path, sample counts, sha256, synthetic."
+    )

@@ -1,0 +1,29 @@
+"""Executors: the run harness and one module per workload, imported only when a spec needs it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from specbench.registry import Registry
+
+if TYPE_CHECKING:
+    from specbench.executors.base import Executor
+
+EXECUTOR_MODULES: Registry[str] = Registry("executor")
+EXECUTOR_MODULES.register("resnet50", "specbench.executors.resnet50")
+
+
+def get_executor(name: str) -> Executor:
+    """The executor named by a spec's `workload.executor`, importing torch only now."""
+    module_name = EXECUTOR_MODULES.get(name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        from specbench.errors import SpecbenchError
+
+        raise SpecbenchError(
+            f"the {name!r} executor needs {err.name or 'a missing package'}: pip install 'specbench[run]'"
+        ) from err
+    executor: Executor = module.EXECUTOR
+    return executor

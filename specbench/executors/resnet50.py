@@ -1,0 +1,387 @@
+"""The ResNet-50 executor: torchvision's resnet50 (v1.5) trained to a target quality or timed for throughput.
+
+Data: real ImageNet from an ImageFolder tree (`--data`), the generated learnable set of the smoke
+profile, or synthetic tensors on the device for throughput runs (CARAML's way; such results
+say synthetic and are never ranked for quality). Precision (fp32, tf32, bf16, fp16), memory
+format and torch.compile are options recorded in layers 6 and 7.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torchvision
+
+from specbench.errors import UsageError
+from specbench.executors.base import RunOutcome
+from specbench.executors.config import Option, RunConfig
+from specbench.executors.harness import RunContext
+from specbench.executors.imagedata import (
+    EVAL_SEED,
+    TRAIN_SEED,
+    TensorBatches,
+    folder_listing_sha256,
+    generate_images,
+    imagenet_loaders,
+    tensor_sha256,
+)
+from specbench.spec.resolve import ResolvedSpec
+from specbench.spec.result import ThroughputResult
+
+OPTIONS = {
+    "precision": Option(
+        "precision", "parallelism_precision", "numeric precision", ("fp32", "tf32", "bf16", "fp16"), "fp32", "bf16"
+    ),
+    "memory_format": Option(
+        "memory_format",
+        "parallelism_precision",
+        "tensor layout",
+        ("contiguous", "channels_last"),
+        "contiguous",
+        "channels_last",
+    ),
+    "compile": Option(
+        "compile",
+        "framework",
+        "torch.compile mode",
+        ("none", "default", "max-autotune", "reduce-overhead"),
+        "none",
+        "none",
+    ),
+    "num_workers": Option("num_workers", "framework", "data-loading worker processes for --data", None, 0, 8),
+}
+DEFAULTS: dict[str, Any] = {
+    "optimizer": "sgd",
+    "momentum": 0.875,
+    "nesterov": False,
+    "weight_decay": 3.0517578125e-05,
+    "weight_decay_on_bn": False,
+    "label_smoothing": 0.1,
+    "lr_schedule": "cosine",
+    "warmup": "linear",
+    "warmup_epochs": 0,
+    "zero_init_residual": True,
+}
+
+
+def _hp(ctx: RunContext, name: str) -> Any:
+    return ctx.hyperparameters.get(name, DEFAULTS.get(name))
+
+
+@dataclass
+class State:
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    criterion: torch.nn.Module
+    scaler: Any
+    autocast: Any
+    memory_format: torch.memory_format
+    train: Any
+    val: Any
+    batch_size: int
+    steps_per_epoch: int
+    synthetic_batch: tuple[torch.Tensor, torch.Tensor] | None
+
+
+class ResNet50Executor:
+    name = "resnet50"
+    options = OPTIONS
+    defaults = DEFAULTS
+
+    def check(self, resolved: ResolvedSpec, device: str, synthetic: bool, data: Path | None) -> None:
+        spec = resolved.spec
+        hp = {**DEFAULTS, **spec.hyperparameters}
+        optimizer = hp.get("optimizer", hp.get("opt_name"))
+        if optimizer != "sgd":
+            raise UsageError(
+                f"the resnet50 executor trains with SGD; spec {spec.id!r} asks for optimizer {optimizer!r}"
+            )
+        dataset = spec.workload.dataset
+        if spec.kind == "time_to_quality" and synthetic:
+            raise UsageError("--synthetic gives throughput only; a time_to_quality run needs real or generated data")
+        if spec.kind == "time_to_quality" and not dataset.synthetic and data is None:
+            raise UsageError(
+                f"spec {spec.id!r} at profile {resolved.profile!r} trains on {dataset.name}: give its ImageFolder "
+                "tree with --data PATH (train/ and val/), or run --profile smoke on generated data"
+            )
+        if data is not None and not data.is_dir():
+            raise UsageError(f"--data {data}: no such folder")
+
+    def dataset_facts(
+        self, resolved: ResolvedSpec, config: RunConfig, data: Path | None, synthetic: bool
+    ) -> dict[str, Any]:
+        dataset = resolved.spec.workload.dataset
+        if resolved.spec.kind == "throughput" or synthetic:
+            return {
+                "name": "synthetic-random",
+                "synthetic": True,
+                "sample_shape": dataset.sample_shape,
+                "num_classes": dataset.num_classes,
+            }
+        if data is not None:
+            digest, train, val = folder_listing_sha256(data)
+            return {
+                "name": dataset.name,
+                "path": str(data.resolve()),
+                "train_samples": train,
+                "eval_samples": val,
+                "listing_sha256": digest,
+                "synthetic": False,
+            }
+        shape, classes = dataset.sample_shape or [3, 32, 32], dataset.num_classes or 10
+        x, y = generate_images(dataset.train_samples, shape, classes, TRAIN_SEED)
+        vx, vy = generate_images(dataset.eval_samples, shape, classes, EVAL_SEED)
+        return {
+            "name": dataset.name,
+            "generator": "specbench.executors.imagedata.generate_images",
+            "train_samples": dataset.train_samples,
+            "eval_samples": dataset.eval_samples,
+            "sha256": tensor_sha256(x, y, vx, vy),
+            "synthetic": True,
+        }
+
+    def setup(self, ctx: RunContext) -> State:
+        torch.manual_seed(ctx.seed)
+        spec = ctx.resolved.spec
+        device = torch.device(ctx.device)
+        precision = ctx.settings.get("precision") or "fp32"
+        _set_tf32(ctx.device, precision == "tf32")
+        if ctx.device == "cuda":
+            torch.backends.cudnn.benchmark = True
+        dataset = spec.workload.dataset
+        classes = dataset.num_classes or 1000
+        memory_format = (
+            torch.channels_last if ctx.settings.get("memory_format") == "channels_last" else torch.contiguous_format
+        )
+        model = torchvision.models.resnet50(
+            num_classes=classes, zero_init_residual=bool(_hp(ctx, "zero_init_residual"))
+        )
+        model = model.to(device, memory_format=memory_format)
+        batch = int(ctx.hyperparameters["global_batch_size"])
+        optimizer = _optimizer(ctx, model)
+        criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+        autocast = (lambda: torch.autocast(ctx.device, dtype=dtype)) if dtype else contextlib.nullcontext
+        scaler = torch.amp.GradScaler(ctx.device) if precision == "fp16" else None
+        compile_mode = ctx.settings.get("compile") or "none"
+        if compile_mode != "none":
+            model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
+        train = val = synthetic = None
+        if spec.kind == "throughput" or ctx.synthetic:
+            shape = dataset.sample_shape or [3, 224, 224]
+            x = torch.randn(batch, *shape, device=device).contiguous(memory_format=memory_format)
+            y = torch.randint(0, classes, (batch,), device=device)
+            synthetic = (x, y)
+            steps_per_epoch = max(1, dataset.train_samples // batch)
+        elif ctx.data is not None:
+            workers = int(ctx.settings.get("num_workers") or 0)
+            train, val = imagenet_loaders(ctx.data, batch, batch, workers, ctx.seed, pin=ctx.device == "cuda")
+            steps_per_epoch = len(train)
+        else:
+            shape = dataset.sample_shape or [3, 32, 32]
+            x, y = generate_images(dataset.train_samples, shape, classes, TRAIN_SEED)
+            vx, vy = generate_images(dataset.eval_samples, shape, classes, EVAL_SEED)
+            train = TensorBatches(x, y, batch, drop_last=True, seed=ctx.seed)
+            val = TensorBatches(vx, vy, batch, drop_last=False, seed=0)
+            steps_per_epoch = len(train)
+        state = State(
+            model, optimizer, criterion, scaler, autocast, memory_format, train, val, batch, steps_per_epoch, synthetic
+        )
+        if spec.kind == "throughput":
+            assert spec.throughput is not None
+            for step in range(spec.throughput.warmup_steps):
+                assert synthetic is not None
+                _step(state, synthetic[0], synthetic[1], device)
+                ctx.progress.update(
+                    stage=f"warm-up {step + 1}/{spec.throughput.warmup_steps}",
+                    done=step + 1,
+                    total=None,
+                    rate=None,
+                    unit="img",
+                    power_w=ctx.power_now_w(),
+                )
+        return state
+
+    def train(self, ctx: RunContext, state: State) -> RunOutcome:
+        if ctx.resolved.spec.kind == "throughput":
+            return _throughput(ctx, state)
+        return _time_to_quality(ctx, state)
+
+
+def _set_tf32(device: str, enabled: bool) -> None:
+    if device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = enabled
+        torch.backends.cudnn.allow_tf32 = enabled
+
+
+def _optimizer(ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
+    decay: list[torch.nn.Parameter] = []
+    no_decay: list[torch.nn.Parameter] = []
+    for _name, param in model.named_parameters():
+        (no_decay if (param.ndim <= 1 and not _hp(ctx, "weight_decay_on_bn")) else decay).append(param)
+    groups = [
+        {"params": decay, "weight_decay": float(_hp(ctx, "weight_decay"))},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    lr = float(ctx.hyperparameters["base_learning_rate"])
+    kernel = {"fused": True} if ctx.device == "cuda" else {"foreach": True}
+    return torch.optim.SGD(
+        groups, lr=lr, momentum=float(_hp(ctx, "momentum")), nesterov=bool(_hp(ctx, "nesterov")), **kernel
+    )
+
+
+def _step(state: State, images: torch.Tensor, labels: torch.Tensor, device: torch.device) -> torch.Tensor:
+    images = images.to(device, non_blocking=True).contiguous(memory_format=state.memory_format)
+    labels = labels.to(device, non_blocking=True)
+    with state.autocast():
+        loss = state.criterion(state.model(images), labels)
+    state.optimizer.zero_grad(set_to_none=True)
+    if state.scaler is not None:
+        state.scaler.scale(loss).backward()
+        state.scaler.step(state.optimizer)
+        state.scaler.update()
+    else:
+        loss.backward()
+        state.optimizer.step()
+    return loss
+
+
+def _learning_rate(ctx: RunContext, step: int, total_steps: int, steps_per_epoch: int) -> float:
+    base = float(ctx.hyperparameters["base_learning_rate"])
+    warmup = int(float(_hp(ctx, "warmup_epochs")) * steps_per_epoch)
+    if step < warmup:
+        return base * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total_steps - warmup)
+    return 0.5 * base * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def _evaluate(state: State, device: torch.device) -> float:
+    state.model.eval()
+    correct = total = 0
+    batches = state.val.epoch(0, shuffle=False) if isinstance(state.val, TensorBatches) else state.val
+    with torch.no_grad(), state.autocast():
+        for images, labels in batches:
+            images = images.to(device, non_blocking=True).contiguous(memory_format=state.memory_format)
+            labels = labels.to(device, non_blocking=True)
+            correct += int((state.model(images).argmax(1) == labels).sum())
+            total += labels.numel()
+    state.model.train()
+    return correct / max(1, total)
+
+
+def _eval_due(epoch: int, every: float, offset: float, last: bool) -> bool:
+    """Evaluate at offset + k x every epochs, and always after the budget's last epoch."""
+    cadence = max(1, round(every))
+    return last or (epoch > offset and (epoch - offset) % cadence == 0)
+
+
+def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
+    spec = ctx.resolved.spec
+    assert spec.quality is not None and spec.budget.epochs is not None
+    c = ctx.log.constants
+    device = torch.device(ctx.device)
+    budget = math.ceil(spec.budget.epochs)
+    total_steps = budget * state.steps_per_epoch
+    every, offset = spec.quality.eval_every_epochs or 1.0, spec.quality.eval_offset_epochs
+    step = samples = 0
+    reached = False
+    quality_text: str | None = None
+    ctx.run_start()
+    epoch = 0
+    for epoch in range(1, budget + 1):
+        ctx.log.start(c.EPOCH_START, metadata={"epoch_num": epoch})
+        batches = state.train.epoch(epoch) if isinstance(state.train, TensorBatches) else state.train
+        epoch_t0 = time.monotonic()
+        for index, (images, labels) in enumerate(batches):
+            for group in state.optimizer.param_groups:
+                group["lr"] = _learning_rate(ctx, step, total_steps, state.steps_per_epoch)
+            _step(state, images, labels, device)
+            step += 1
+            samples += labels.shape[0]
+            rate = (index + 1) * state.batch_size / max(1e-9, time.monotonic() - epoch_t0)
+            ctx.progress.update(
+                stage=f"epoch {epoch}/{budget} step {index + 1}/{state.steps_per_epoch}",
+                done=step,
+                total=total_steps,
+                rate=rate,
+                unit="img",
+                quality=quality_text,
+                power_w=ctx.power_now_w(),
+            )
+        ctx.log.end(c.EPOCH_STOP, metadata={"epoch_num": epoch})
+        if _eval_due(epoch, every, offset, epoch == budget):
+            ctx.log.start(c.EVAL_START, metadata={"epoch_num": epoch})
+            value = _evaluate(state, device)
+            reached = ctx.evaluated(epoch=epoch, step=step, samples=samples, value=value)
+            ctx.log.end(c.EVAL_STOP, metadata={"epoch_num": epoch})
+            quality_text = f"{spec.quality.metric} {value:.4f}/{spec.quality.target}"
+            ctx.progress.update(
+                stage=f"epoch {epoch}/{budget} evaluated",
+                done=step,
+                total=total_steps,
+                rate=None,
+                unit="img",
+                quality=quality_text,
+                power_w=ctx.power_now_w(),
+                force=True,
+            )
+            if reached:
+                break
+    ctx.run_stop(success=reached)
+    best = max((p.value for p in ctx.curve), default=float("nan"))
+    return RunOutcome(
+        status="success" if reached else "failed",
+        samples=samples,
+        steps=step,
+        epochs=float(epoch),
+        reached=reached,
+        reason=None
+        if reached
+        else f"target {spec.quality.metric} >= {spec.quality.target} not reached in {budget} epochs; best {best:.4f}",
+    )
+
+
+def _throughput(ctx: RunContext, state: State) -> RunOutcome:
+    spec = ctx.resolved.spec
+    assert spec.throughput is not None and state.synthetic_batch is not None
+    c = ctx.log.constants
+    device = torch.device(ctx.device)
+    steps = spec.throughput.measure_steps
+    images, labels = state.synthetic_batch
+    ctx.run_start()
+    ctx.log.start(c.BLOCK_START, metadata={"first_epoch_num": 1, "samples_count": steps * state.batch_size})
+    t0 = time.monotonic()
+    report_every = max(1, steps // 5)
+    for step in range(1, steps + 1):
+        _step(state, images, labels, device)
+        if step % report_every == 0 or step == steps:
+            ctx.sync()
+            rate = step * state.batch_size / max(1e-9, time.monotonic() - t0)
+            ctx.progress.update(
+                stage=f"step {step}/{steps}", done=step, total=steps, rate=rate, unit="img", power_w=ctx.power_now_w()
+            )
+    ctx.log.end(c.BLOCK_STOP, metadata={"first_epoch_num": 1, "samples_count": steps * state.batch_size})
+    ctx.run_stop(success=True)
+    duration = (ctx.stopped_mono or 0) - (ctx.started_mono or 0)
+    samples = steps * state.batch_size
+    return RunOutcome(
+        status="success",
+        samples=samples,
+        steps=steps,
+        epochs=samples / spec.workload.dataset.train_samples,
+        reached=True,
+        throughput=ThroughputResult(
+            warmup_steps=spec.throughput.warmup_steps,
+            timed_steps=steps,
+            samples_per_s=samples / duration if duration > 0 else 0.0,
+        ),
+    )
+
+
+EXECUTOR = ResNet50Executor()

@@ -1,0 +1,289 @@
+"""`specbench execute` end to end on the CPU: smoke runs, power windows, crash safety, override rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchvision")
+pytest.importorskip("mlperf_logging")
+
+from specbench.cli import main  # noqa: E402
+from specbench.executors import harness  # noqa: E402
+from specbench.executors.files import sha256_file  # noqa: E402
+from specbench.executors.resnet50 import ResNet50Executor  # noqa: E402
+from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
+from specbench.spec.result import RunResult  # noqa: E402
+from specbench.spec.system import SubmissionMeta, SystemDescription  # noqa: E402
+from specbench.spec.yamlio import load_yaml  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class ConstantMeter(Meter):
+    """A 100 W device whose energy counter advances with the monotonic clock."""
+
+    kind = "constant"
+
+    def __init__(self) -> None:
+        super().__init__([Device(key="gpu0", meter="constant", scope="accelerator")])
+        self.t0 = time.monotonic()
+
+    def read(self) -> list[PowerValues]:
+        elapsed = time.monotonic() - self.t0
+        return [PowerValues(power_instant_w=100.0, power_average_w=100.0, energy_j=5000.0 + 100.0 * elapsed)]
+
+    def _shutdown(self) -> None:
+        pass
+
+
+def results(bench: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(bench.glob("run_*/result.json"))]
+
+
+def events(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line.split(" ", 1)[1]) for line in log.read_text().splitlines() if line.startswith(":::MLLOG ")]
+
+
+def test_smoke_resnet50_reaches_its_target(tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "cpu-box"
+    assert main(["execute", "resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]) == 0
+    bench = out / "resnet50"
+    (result,) = results(bench)
+    RunResult.model_validate(result)
+    assert result["status"] == "success" and result["quality"]["reached"]
+    assert result["quality"]["best"] >= 0.8
+    assert result["power"] == {**result["power"], "measured": False, "reason": "not measured: --power none"}
+    assert result["model_flops"] == pytest.approx(495771648 * 1024 * 5)
+    SystemDescription.model_validate(load_yaml(out / "system.yaml").data)
+    meta = SubmissionMeta.model_validate(load_yaml(bench / "submission.yaml").data)
+    assert (meta.submitter, meta.system, meta.profile, meta.level) == ("acme", "cpu-box", "smoke", "system")
+    keys = [e["key"] for e in events(bench / "run_1" / "log.txt")]
+    order = [keys.index(k) for k in ("init_start", "seed", "init_stop", "run_start", "eval_accuracy", "run_stop")]
+    assert order == sorted(order) and keys[-1] == "run_stop"
+    stop = events(bench / "run_1" / "log.txt")[-1]
+    assert stop["metadata"]["status"] == "success"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["files"]) == {
+        p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != "manifest.json"
+    }
+    for rel, entry in manifest["files"].items():
+        assert sha256_file(out / rel) == entry["sha256"]
+
+
+def test_throughput_with_a_meter_measures_the_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(harness, "_open_meters", lambda request, required: ([ConstantMeter()], None))
+    out = tmp_path / "acme" / "box"
+    assert main(["execute", "caraml-resnet50", "--profile", "smoke", "--runs", "2", "--out", str(out)]) == 0
+    first, second = results(out / "caraml-resnet50")
+    assert first["seed"] != second["seed"]
+    for result in (first, second):
+        power = result["power"]
+        assert power["measured"] and power["method"] == "counter" and power["devices"] == ["gpu0"]
+        assert power["mean_power_w"] == pytest.approx(100.0, rel=1e-3)
+        assert power["energy_j"] == pytest.approx(100.0 * result["duration_s"], rel=1e-3)
+        assert result["throughput"]["samples_per_s"] > 0 and result["samples_processed"] == 160
+    assert (out / "caraml-resnet50" / "run_1" / "power.csv").is_file()
+    assert (out / "caraml-resnet50" / "run_1" / "power.json").is_file()
+
+
+def test_interrupted_run_is_incomplete_and_the_next_execute_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "acme" / "box"
+    real_train = ResNet50Executor.train
+    calls = {"n": 0}
+
+    def flaky_train(self: ResNet50Executor, ctx: Any, state: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            ctx.run_start()
+            raise KeyboardInterrupt
+        return real_train(self, ctx, state)
+
+    monkeypatch.setattr(ResNet50Executor, "train", flaky_train)
+    args = ["execute", "caraml-resnet50", "--profile", "smoke", "--runs", "2", "--power", "none", "--out", str(out)]
+    assert main(args) == 130
+    assert "error: interrupted by Ctrl-C (SIGINT)" in capsys.readouterr().err
+    bench = out / "caraml-resnet50"
+    first, second = results(bench)
+    assert first["status"] == "success"
+    assert second["status"] == "incomplete" and second["reason"] == "interrupted by Ctrl-C (SIGINT)"
+    assert events(bench / "run_2" / "log.txt")[-1]["metadata"]["status"] == "aborted"
+    before = (bench / "run_1" / "result.json").read_bytes()
+    assert main(args) == 0
+    assert [r["status"] for r in results(bench)] == ["success", "incomplete", "success"]
+    assert (bench / "run_1" / "result.json").read_bytes() == before
+
+
+def test_sigterm_marks_the_run_incomplete(tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "box"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "specbench.cli",
+            "execute",
+            "resnet50",
+            "--profile",
+            "smoke",
+            "--power",
+            "none",
+            "--out",
+            str(out),
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    log = out / "resnet50" / "run_1" / "log.txt"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (log.exists() and "run_start" in log.read_text()):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    (result,) = results(out / "resnet50")
+    assert result["status"] == "incomplete" and result["reason"] == "interrupted by SIGTERM"
+    assert json.loads((out / "resnet50" / "run_1" / "state.json").read_text())["status"] == "incomplete"
+
+
+def test_a_killed_run_is_marked_and_skipped(tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "box"
+    args = ["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]
+    assert main(args) == 0
+    dead = out / "caraml-resnet50" / "run_2"
+    dead.mkdir()
+    (dead / "state.json").write_text(
+        json.dumps({"status": "running", "pid": 2**22 + 12345, "host": socket.gethostname()})
+    )
+    assert main([*args, "--runs", "2"]) == 0
+    state = json.loads((dead / "state.json").read_text())
+    assert state["status"] == "incomplete" and state["reason"].startswith("killed")
+    assert [r["run"] for r in results(out / "caraml-resnet50")] == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["resnet50", "--profile", "smoke", "--set", "base_learning_rate=1.0"],
+            "error: --set base_learning_rate=1.0 breaks rules.workload.base_learning_rate (layer 8, workload) at level "
+            "system: expected 0.032 = 0.256 x (global_batch_size 32 / 256) (the learning rate scales linearly with the "
+            "global batch size)",
+        ),
+        (
+            ["resnet50", "--profile", "smoke", "--set", "global_batch_size=64"],
+            "error: the configuration base_learning_rate=0.032 breaks rules.workload.base_learning_rate (layer 8, "
+            "workload) at level system: expected 0.064 = 0.256 x (global_batch_size 64 / 256) (the learning rate "
+            "scales linearly with the global batch size)",
+        ),
+        (
+            ["resnet50", "--profile", "smoke", "--set", "train_samples=10"],
+            "error: --set train_samples: layer 9 (problem: dataset, target quality, budget) never varies",
+        ),
+        (
+            ["resnet50", "--profile", "smoke", "--set", "momentun=0.9"],
+            "error: --set momentun: unknown parameter (did you mean 'momentum'?)",
+        ),
+        (
+            ["resnet50", "--profile", "smoke", "--set", "precision=fp8"],
+            "error: --set precision=fp8: expected one of fp32, tf32, bf16, fp16",
+        ),
+        (
+            ["resnet50", "--profile", "smoke", "--set", "lr"],
+            "error: --set expects KEY=VALUE (or KEY=V1,V2,... for a sweep), found 'lr'",
+        ),
+        (
+            ["resnet50", "--set", "global_batch_size=256"],
+            "error: spec 'resnet50' at profile 'official' trains on imagenet-1k: give its ImageFolder tree with --data PATH",
+        ),
+        (
+            ["resnet50", "--profile", "smoke", "--data", "/no/such/folder"],
+            "error: --data /no/such/folder: no such folder",
+        ),
+    ],
+)
+def test_bad_requests_fail_before_anything_starts(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "acme" / "box"
+    assert main(["execute", *args, "--power", "none", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(message)
+    assert not out.exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message given without a GPU")
+def test_cuda_without_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(
+            ["execute", "caraml-resnet50", "--profile", "smoke", "--device", "cuda", "--out", str(tmp_path / "a" / "b")]
+        )
+        == 2
+    )
+    assert "no CUDA GPU is visible here" in capsys.readouterr().err
+
+
+def test_a_folder_of_another_configuration_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "acme" / "box"
+    base = ["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]
+    assert main(base) == 0
+    assert main([*base, "--set", "global_batch_size=8"]) == 2
+    assert "holds runs of a different configuration (hyperparameters differ)" in capsys.readouterr().err
+
+
+def test_a_sweep_writes_one_result_per_value(tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "box"
+    assert (
+        main(
+            [
+                "execute",
+                "caraml-resnet50",
+                "--profile",
+                "smoke",
+                "--power",
+                "none",
+                "--set",
+                "global_batch_size=4,8",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    for batch in (4, 8):
+        (result,) = results(out / f"caraml-resnet50--global_batch_size={batch}")
+        assert result["hyperparameters"]["global_batch_size"] == batch
+        assert result["samples_processed"] == 10 * batch
+
+
+def test_out_of_memory_is_reported_with_its_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def oom(self: ResNet50Executor, ctx: Any, state: Any) -> Any:
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(ResNet50Executor, "train", oom)
+    out = tmp_path / "acme" / "box"
+    assert main(["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]) == 3
+    (result,) = results(out / "caraml-resnet50")
+    assert result["status"] == "incomplete"
+    assert (
+        result["reason"]
+        == "out of device memory: CUDA out of memory. Tried to allocate 2.00 GiB; lower global_batch_size with --set"
+    )
+    assert "error: run 1 did not complete: out of device memory" in capsys.readouterr().err
+    assert (out / "caraml-resnet50" / "run_1" / "error.txt").is_file()
