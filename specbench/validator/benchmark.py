@@ -18,7 +18,7 @@ from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mllog import parse_log
 from specbench.validator.model import BenchmarkData, RunData
-from specbench.validator.powercheck import check_power
+from specbench.validator.powercheck import PowerTask, power_task
 from specbench.validator.results import check_result
 from specbench.validator.runs import check_runs
 
@@ -58,11 +58,12 @@ def load_model(
     return to_model(model, loaded, findings), loaded
 
 
-def check_benchmark(
-    ctx: Context, name: str, system: SystemDescription | None, system_file: Loaded | None
-) -> BenchmarkData:
+def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) -> tuple[BenchmarkData, list[PowerTask]]:
+    """First phase: submission.yaml, the spec, every run's state, result and log; the power checks to run."""
     bench = BenchmarkData(name)
     meta, meta_file = load_model(ctx, f"{name}/submission.yaml", SubmissionMeta, SUBMISSION_FORMAT_VERSION, yaml=True)
+    if meta_file is not None:
+        ctx.loaded[meta_file.file] = meta_file
     if meta is not None and meta_file is not None:
         bench.meta = meta
         check_names(ctx, name, meta, meta_file, system)
@@ -82,14 +83,30 @@ def check_benchmark(
             )
         else:
             numbered.append((int(match.group(1)), folder))
-    bench.runs = [check_run(ctx, name, folder, number, bench, system) for number, folder in sorted(numbered)]
-    check_runs(ctx.findings, name, bench.runs, bench.spec)
+    tasks = []
+    for number, folder in sorted(numbered):
+        run = read_run(ctx, name, folder, number, bench)
+        bench.runs.append(run)
+        requirement = bench.spec.spec.measurement.power if bench.spec is not None else None
+        tasks.append(power_task(ctx, run, requirement, system))
+    return bench, tasks
+
+
+def finish_benchmark(
+    ctx: Context, bench: BenchmarkData, system: SystemDescription | None, system_file: Loaded | None
+) -> None:
+    """Last phase, once every run's power is known: result.json, the rules across runs, the layers."""
+    for run in bench.runs:
+        result_file = ctx.loaded.get(f"{run.folder}/result.json")
+        if run.result is not None and result_file is not None:
+            check_result(ctx.findings, run, run.result, result_file, bench.meta, bench.spec)
+    check_runs(ctx.findings, bench.name, bench.runs, bench.spec)
     check_seeds(ctx.findings, bench.runs)
+    meta_file = ctx.loaded.get(f"{bench.name}/submission.yaml")
     if bench.meta is not None and meta_file is not None and bench.spec is not None:
         inputs = _inputs(ctx, bench, meta_file, system, system_file)
         check_layers(ctx.findings, inputs, bench.spec)
         check_problem(ctx.findings, inputs, bench.spec)
-    return bench
 
 
 def _inputs(
@@ -129,9 +146,7 @@ def check_names(
             )
 
 
-def check_run(
-    ctx: Context, bench_name: str, name: str, number: int, bench: BenchmarkData, system: SystemDescription | None
-) -> RunData:
+def read_run(ctx: Context, bench_name: str, name: str, number: int, bench: BenchmarkData) -> RunData:
     folder = f"{bench_name}/{name}"
     run = RunData(name, number, folder)
     files, dirs = ctx.tree.children(folder)
@@ -146,16 +161,11 @@ def check_run(
     run.state = state.status if state is not None else None
     run.result = result
     incomplete = run.state in ("running", "incomplete") or (result is not None and result.status == "incomplete")
-    spec, meta = bench.spec, bench.meta
-    _check_log(ctx, run, spec, bench, incomplete)
+    _check_log(ctx, run, bench.spec, bench, incomplete)
     if run.state in ("running", "incomplete"):
         run.status, run.reason = "incomplete", f"state.json says {run.state}: the run was interrupted"
     if run.status == "incomplete":
         ctx.findings.add("SB-RUN-005", folder, f"expected a finished run, found it incomplete: {run.reason}")
-    requirement = spec.spec.measurement.power if spec is not None else None
-    check_power(ctx, run, folder, requirement, result, result_file, system)
-    if result is not None and result_file is not None:
-        check_result(ctx.findings, run, result, result_file, meta, spec)
     return run
 
 

@@ -8,8 +8,10 @@ the scorer gets the same numbers an executor's sampler reports.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from operator import add, mul, sub
+from pathlib import Path
 from typing import Any
 
 from specbench.power.base import Device, PowerError, PowerValues
@@ -18,8 +20,10 @@ from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION
 from specbench.spec.models import PowerRequirement
 from specbench.spec.result import RunResult
 from specbench.spec.system import SystemDescription
-from specbench.validator.context import Context
+from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json
+from specbench.validator.files import FileEntry, Limits, Tree
+from specbench.validator.findings import Finding, Findings
 from specbench.validator.model import PowerData, RunData
 from specbench.validator.tracefile import CsvTrace, Series, read_csv
 from specbench.validator.values import is_number
@@ -433,20 +437,17 @@ class DeviceWindow:
     def check_counter(self, a: int, b: int) -> None:
         if self.device.energy_range_j is not None:
             return
-        values = self.series.energy_counter_j
-        last: float | None = None
-        for i in range(a, b + 1):
-            value = values[i]
-            if value is None:
-                continue
-            if last is not None and value < last:
-                self.add(
-                    "SB-PWR-006",
-                    i,
-                    f"expected the energy counter of {self.device.key} not to go down, found {value!r} J after {last!r} J",
-                )
-                return
-            last = value
+        window = self.series.energy_counter_j[a : b + 1]
+        values = [v for v in window if v is not None]
+        indices = [a + i for i, v in enumerate(window) if v is not None] if len(values) < len(window) else None
+        down = _first_decrease(values)
+        if down is not None:
+            self.add(
+                "SB-PWR-006",
+                a + down if indices is None else indices[down],
+                f"expected the energy counter of {self.device.key} not to go down, "
+                f"found {values[down]!r} J after {values[down - 1]!r} J",
+            )
 
 
 def window_energy(device: Device, s: Series, a: int, b: int) -> DeviceEnergy:
@@ -526,14 +527,67 @@ def _power_data(
     )
 
 
-def check_power(
-    ctx: Context,
-    run: RunData,
-    folder: str,
-    requirement: PowerRequirement | None,
-    result: RunResult | None,
-    result_file: Loaded | None,
-    system: SystemDescription | None,
-) -> None:
-    """Check one run's power trace and record its recomputed window energy on `run.power`."""
-    PowerCheck(ctx, run, folder, requirement, result, result_file, system).run_all()
+@dataclass
+class PowerTask:
+    """What one run's power check needs, picklable, so that runs can be checked in parallel processes."""
+
+    root: Path
+    limits: Limits
+    files: dict[str, FileEntry]
+    refused: set[str]
+    run: RunData
+    requirement: PowerRequirement | None
+    result: RunResult | None
+    result_file: Loaded | None
+    system: SystemDescription | None
+
+
+@dataclass
+class PowerOutcome:
+    findings: list[Finding]
+    power: PowerData | None
+    digests: dict[str, tuple[str, int]]
+    oversize: set[str]
+
+
+def power_task(
+    ctx: Context, run: RunData, requirement: PowerRequirement | None, system: SystemDescription | None
+) -> PowerTask:
+    names = (f"{run.folder}/{CSV_NAME}", f"{run.folder}/power.json")
+    light = RunData(run.name, run.number, run.folder, run_start_ms=run.run_start_ms, run_stop_ms=run.run_stop_ms)
+    return PowerTask(
+        root=ctx.tree.root,
+        limits=ctx.limits,
+        files={n: ctx.tree.files[n] for n in names if n in ctx.tree.files},
+        refused={n for n in names if n in ctx.tree.refused},
+        run=light,
+        requirement=requirement,
+        result=run.result,
+        result_file=ctx.loaded.get(f"{run.folder}/result.json"),
+        system=system,
+    )
+
+
+def run_power_task(task: PowerTask) -> PowerOutcome:
+    """Check one run's trace with its own findings, reading only the run's power files."""
+    findings = Findings()
+    tree = Tree(task.root, task.limits, findings, files=dict(task.files), refused=set(task.refused))
+    ctx = Context(tree, findings, task.limits, SpecIndex())
+    PowerCheck(ctx, task.run, task.run.folder, task.requirement, task.result, task.result_file, task.system).run_all()
+    return PowerOutcome(findings.items, task.run.power, tree.digests, tree.oversize)
+
+
+def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs: int = 1) -> None:
+    """Run every run's power check, in up to `jobs` processes, and fold the outcomes into `ctx` and the runs."""
+    busy = [t for t in tasks if t.files]
+    if jobs > 1 and len(busy) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(busy))) as pool:
+            done = dict(zip((id(t) for t in busy), pool.map(run_power_task, busy), strict=True))
+        outcomes = [done[id(t)] if id(t) in done else run_power_task(t) for t in tasks]
+    else:
+        outcomes = [run_power_task(t) for t in tasks]
+    for run, outcome in zip(runs, outcomes, strict=True):
+        run.power = outcome.power
+        ctx.findings.items.extend(outcome.findings)
+        ctx.tree.digests.update(outcome.digests)
+        ctx.tree.oversize.update(outcome.oversize)

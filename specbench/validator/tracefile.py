@@ -99,25 +99,26 @@ def _fast_columns(body: str, known: set[str]) -> Columns:
     try:
         columns: Columns = {"sweep": list(map(int, raw["sweep"])), "device": raw["device"], "mark": raw["mark"]}
         for name in FLOAT_COLUMNS:
-            columns[name] = list(map(float, raw[name]))
+            columns[name] = values = list(map(float, raw[name]))
+            if not _all_finite(values):
+                raise _Unusual
         for name in OPTIONAL_COLUMNS:
             cells = raw[name]
-            columns[name] = [float(c) if c else None for c in cells] if "" in cells else list(map(float, cells))
+            if "" in cells:
+                columns[name] = [float(c) if c else None for c in cells]
+                present = [v for v in columns[name] if v is not None]
+            else:
+                columns[name] = present = list(map(float, cells))
+            if not _all_finite(present) or (name in POWER_COLUMNS and present and min(present) < 0):
+                raise _Unusual
     except ValueError:
         raise _Unusual from None
-    for name in (*FLOAT_COLUMNS, *OPTIONAL_COLUMNS):
-        values = columns[name]
-        finite = (
-            all(map(math.isfinite, values))
-            if None not in values
-            else all(v is None or math.isfinite(v) for v in values)
-        )
-        if not finite:
-            raise _Unusual
-    for name in POWER_COLUMNS:
-        if any(v is not None and v < 0 for v in columns[name]):
-            raise _Unusual
     return columns
+
+
+def _all_finite(values: list[float]) -> bool:
+    """Whether every value is finite: a finite sum proves it in one pass (inf and NaN never sum to a finite value)."""
+    return math.isfinite(sum(values)) or all(map(math.isfinite, values))
 
 
 def _slow_columns(text: str, known: set[str]) -> tuple[Columns, list[int], list[tuple[int | None, str]]]:

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
-from specbench.validator.benchmark import check_benchmark, load_model
+from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, check_manifest
 from specbench.validator.model import Report
+from specbench.validator.powercheck import check_power
 
 SYSTEM_FILE = "system.yaml"
 BENCHMARK_FILE = "submission.yaml"
@@ -76,12 +77,18 @@ def discover(path: str | Path) -> list[Path]:
 
 
 def validate_submission(
-    path: str | Path, spec: str | Path | None = None, *, limits: Limits = DEFAULT_LIMITS, specs: SpecIndex | None = None
+    path: str | Path,
+    spec: str | Path | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    specs: SpecIndex | None = None,
+    jobs: int = 1,
 ) -> Report:
     """Run every check on one submission folder (ORG/SYSTEM or one BENCHMARK of it) and gather the findings.
 
     `spec` adds a spec file (or built-in id) to the specs a submission may name; it raises
     InputError or UsageError when that spec cannot be loaded. Bad submission content never raises.
+    `jobs` > 1 reads the runs' power traces in that many processes (the bulk of the work).
     """
     given = Path(path)
     index = specs if specs is not None else SpecIndex.with_spec(spec)
@@ -103,7 +110,12 @@ def validate_submission(
     names = [target.benchmark] if target.benchmark is not None else dirs
     if not names:
         findings.add("SB-STR-002", None, "expected at least one BENCHMARK folder (with submission.yaml), found none")
-    benchmarks = [check_benchmark(ctx, name, system, system_file) for name in names]
+    read = [read_benchmark(ctx, name, system) for name in names]
+    runs = [run for bench, _ in read for run in bench.runs]
+    check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
+    benchmarks = [bench for bench, _ in read]
+    for bench in benchmarks:
+        finish_benchmark(ctx, bench, system, system_file)
     check_manifest(ctx, target.benchmark)
     return Report(
         path=str(given),
@@ -146,6 +158,7 @@ def _check_root_names(ctx: Context, root: Path, system: SystemDescription, loade
 
 
 def _validate_one(args: tuple[str, str | None, Limits]) -> Report:
+    """One submission in a worker process (its runs' traces are read in that process)."""
     path, spec, limits = args
     return validate_submission(path, spec, limits=limits)
 
@@ -153,10 +166,13 @@ def _validate_one(args: tuple[str, str | None, Limits]) -> Report:
 def validate_many(
     paths: Sequence[str | Path], spec: str | Path | None = None, *, jobs: int = 1, limits: Limits = DEFAULT_LIMITS
 ) -> list[Report]:
-    """Validate several submission folders, in up to `jobs` processes; reports come back in the order given."""
+    """Validate several submission folders, in up to `jobs` processes; reports come back in the order given.
+
+    With one path, the jobs read its runs' power traces in parallel instead.
+    """
     index = SpecIndex.with_spec(spec)
     if jobs <= 1 or len(paths) <= 1:
-        return [validate_submission(p, limits=limits, specs=index) for p in paths]
+        return [validate_submission(p, limits=limits, specs=index, jobs=jobs) for p in paths]
     work = [(str(p), None if spec is None else str(spec), limits) for p in paths]
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
         return list(pool.map(_validate_one, work))
