@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from operator import add, mul, sub
 from pathlib import Path
 from typing import Any
 
-from specbench.power.base import Device, PowerError, PowerValues
-from specbench.power.energy import DeviceEnergy, EnergyAccumulator
+from specbench.power.base import Device, PowerError
+from specbench.power.energy import DeviceEnergy
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION
 from specbench.spec.models import PowerRequirement
 from specbench.spec.result import RunResult
@@ -25,16 +24,14 @@ from specbench.validator.documents import Loaded, check_mapping, check_version, 
 from specbench.validator.files import FileEntry, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.model import PowerData, RunData
-from specbench.validator.tracefile import CsvTrace, Series, read_csv
+from specbench.validator.powerwindow import DeviceWindow
+from specbench.validator.tracefile import CsvTrace, read_csv
 from specbench.validator.values import is_number
 
 SCOPE_DEVICES: dict[str, tuple[str, ...]] = {"accelerator": ("accelerator",), "node": ("platform",), "wall": ()}
 """Device scopes (specbench.power.SCOPES) that make up each measurement scope a spec may ask for."""
-GAP_PERIODS = 2.0
 LIMIT_MARGIN = 0.10
 IDLE_MARGIN = 0.10
-LOG_CLOCK_SLACK_S = 0.002
-"""time_ms is rounded to the millisecond; a window edge may sit this much off the sample's wall time."""
 
 
 @dataclass
@@ -237,7 +234,9 @@ class PowerCheck:
                         f"expected samples of device {device.key!r} (power.json lists it), found none",
                     )
                 continue
-            window = DeviceWindow(self, trace, device, series, start_s, stop_s, period_s, requirement)
+            window = DeviceWindow(
+                self.ctx.findings, self.csv_rel, trace, device, series, start_s, stop_s, period_s, requirement
+            )
             energy = window.check()
             if energy is not None:
                 energies.append(energy)
@@ -325,164 +324,6 @@ class PowerCheck:
                     f"expected mean power of {energy.device} at least {idle * (1 - IDLE_MARGIN):.1f} W "
                     f"(declared idle {idle:g} W - {IDLE_MARGIN:.0%}), found {mean:.1f} W",
                 )
-
-
-@dataclass
-class DeviceWindow:
-    """One device's samples between run_start and run_stop, and the checks on them."""
-
-    check_: PowerCheck
-    trace: CsvTrace
-    device: Device
-    series: Series
-    start_s: float
-    stop_s: float
-    period_s: float
-    requirement: PowerRequirement
-    achieved_hz: float = 0.0
-    edges: tuple[float, float] = (0.0, 0.0)
-
-    def add(self, code: str, index: int | None, message: str) -> None:
-        line = self.trace.line(self.series.rows[index]) if index is not None else None
-        self.check_.add(code, self.check_.csv_rel, message, line=line)
-
-    def check(self) -> DeviceEnergy | None:
-        s, key = self.series, self.device.key
-        back = _first_decrease(s.t_mono_s)
-        if back is not None:
-            self.add(
-                "SB-PWR-007",
-                back,
-                f"expected t_mono_s of {key} to increase, found {s.t_mono_s[back]!r} after {s.t_mono_s[back - 1]!r}",
-            )
-            return None
-        repeat = _first_not_increasing(s.sweep)
-        if repeat is not None:
-            self.add("SB-PWR-010", repeat, f"expected {key} once per sweep, found it again in sweep {s.sweep[repeat]}")
-        span = self.window()
-        if span is None:
-            self.add("SB-PWR-003", None, f"expected samples of {key} between run_start and run_stop, found none")
-            return None
-        a, b = span
-        self.edges = (s.t_wall_s[a], s.t_wall_s[b])
-        self.check_coverage(a, b)
-        self.check_density(a, b)
-        self.check_counter(a, b)
-        energy = window_energy(self.device, s, a, b)
-        ratio = energy.cross_check_ratio
-        if ratio is not None and abs(ratio - 1) > self.requirement.counter_tolerance:
-            self.add(
-                "SB-PWR-008",
-                None,
-                f"expected {key}'s counter energy within {self.requirement.counter_tolerance:.0%} of the integrated trace, "
-                f"found {energy.counter_energy_j:.1f} J against {energy.integrated_energy_j:.1f} J (ratio {ratio:.3f})",
-            )
-        return energy
-
-    def window(self) -> tuple[int, int] | None:
-        """The samples of the timed window: between the 'start' and 'stop' marks, else by wall time."""
-        s = self.series
-        starts = [i for i, m in enumerate(s.mark) if m == "start"]
-        stops = [i for i, m in enumerate(s.mark) if m == "stop"]
-        if len(starts) == 1 and len(stops) == 1 and starts[0] < stops[0]:
-            return starts[0], stops[0]
-        low, high = self.start_s - LOG_CLOCK_SLACK_S, self.stop_s + LOG_CLOCK_SLACK_S
-        inside = [i for i, t in enumerate(s.t_wall_s) if low <= t <= high]
-        return (inside[0], inside[-1]) if inside else None
-
-    def check_coverage(self, a: int, b: int) -> None:
-        s, tol = self.series, self.period_s + LOG_CLOCK_SLACK_S
-        first, last = s.t_wall_s[a], s.t_wall_s[b]
-        if abs(first - self.start_s) > tol:
-            self.add(
-                "SB-PWR-003",
-                a,
-                f"expected the first sample of {self.device.key} within {self.period_s:g} s of run_start, "
-                f"found it {first - self.start_s:+.3f} s off",
-            )
-        if abs(self.stop_s - last) > tol:
-            self.add(
-                "SB-PWR-003",
-                b,
-                f"expected the last sample of {self.device.key} within {self.period_s:g} s of run_stop, "
-                f"found it {last - self.stop_s:+.3f} s off",
-            )
-
-    def check_density(self, a: int, b: int) -> None:
-        s, req, key = self.series, self.requirement, self.device.key
-        count = b - a + 1
-        duration = s.t_mono_s[b] - s.t_mono_s[a]
-        self.achieved_hz = (count - 1) / duration if duration > 0 else math.inf
-        if count < req.min_samples:
-            self.add(
-                "SB-PWR-004", None, f"expected at least {req.min_samples} samples of {key} in the window, found {count}"
-            )
-        if self.achieved_hz < req.min_sampling_hz * (1 - 1e-9):
-            self.add(
-                "SB-PWR-004",
-                None,
-                f"expected at least {req.min_sampling_hz:g} Hz for {key}, found {self.achieved_hz:.3f} Hz",
-            )
-        if count > 1:
-            gaps = list(map(sub, s.t_mono_s[a + 1 : b + 1], s.t_mono_s[a:b]))
-            widest = max(gaps)
-            bound = GAP_PERIODS * self.period_s
-            if widest > bound:
-                self.add(
-                    "SB-PWR-005",
-                    a + 1 + gaps.index(widest),
-                    f"expected gaps of at most {bound:g} s for {key}, found {widest:.3f} s",
-                )
-
-    def check_counter(self, a: int, b: int) -> None:
-        if self.device.energy_range_j is not None:
-            return
-        window = self.series.energy_counter_j[a : b + 1]
-        values = [v for v in window if v is not None]
-        indices = [a + i for i, v in enumerate(window) if v is not None] if len(values) < len(window) else None
-        down = _first_decrease(values)
-        if down is not None:
-            self.add(
-                "SB-PWR-006",
-                a + down if indices is None else indices[down],
-                f"expected the energy counter of {self.device.key} not to go down, "
-                f"found {values[down]!r} J after {values[down - 1]!r} J",
-            )
-
-
-def window_energy(device: Device, s: Series, a: int, b: int) -> DeviceEnergy:
-    """Energy of one device over samples a..b, as `EnergyAccumulator` computes it, vectorised when it can be."""
-    acc = EnergyAccumulator(device)
-    t = s.t_mono_s[a : b + 1]
-    power, energy = s.power_instant_w[a : b + 1], s.energy_counter_j[a : b + 1]
-    no_counter = all(v is None for v in energy)
-    plain = None not in power and (no_counter or None not in energy) and (no_counter or _first_decrease(energy) is None)  # type: ignore[arg-type]
-    if plain:
-        acc.samples = len(t)
-        if len(t) > 1:
-            steps = list(map(sub, t[1:], t[:-1]))
-            acc.integral_j = 0.5 * sum(map(mul, map(add, power[1:], power[:-1]), steps))  # type: ignore[arg-type]
-            acc.integral_steps = len(steps)
-            if not no_counter:
-                acc.counter_j = sum(map(sub, energy[1:], energy[:-1]))  # type: ignore[arg-type]
-                acc.counter_steps = len(steps)
-    else:
-        average = s.power_average_w[a : b + 1]
-        for i, when in enumerate(t):
-            acc.add(when, PowerValues(power[i], average[i], energy[i]))
-    return acc.result(t[-1] - t[0])
-
-
-def _first_decrease(values: list[float]) -> int | None:
-    if all(map(float.__le__, values[:-1], values[1:])):
-        return None
-    return next(i for i in range(1, len(values)) if values[i] < values[i - 1])
-
-
-def _first_not_increasing(values: list[int]) -> int | None:
-    if all(map(int.__lt__, values[:-1], values[1:])):
-        return None
-    return next(i for i in range(1, len(values)) if values[i] <= values[i - 1])
 
 
 def _power_limits(data: dict[str, Any]) -> dict[str, float]:

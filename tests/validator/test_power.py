@@ -13,7 +13,7 @@ from specbench.power.base import Device, PowerValues
 from specbench.power.energy import EnergyAccumulator
 from specbench.power.trace import read_trace
 from specbench.validator import validate_submission
-from specbench.validator.powercheck import window_energy
+from specbench.validator.powerwindow import window_energy
 from specbench.validator.tracefile import read_csv
 
 
