@@ -36,6 +36,7 @@ INTERVALS = {
 }
 STARTS = {stop: start for start, stop in INTERVALS.items()}
 PAIR_BY = {"epoch_start": "epoch_num", "eval_start": "epoch_num", "block_start": "first_epoch_num"}
+EPOCH_KEYS = ("epoch_start", "epoch_stop", "eval_start", "eval_stop", "eval_accuracy")
 INSIDE_RUN = ("epoch_start", "epoch_stop", "eval_start", "eval_stop", "eval_accuracy", "block_start", "block_stop")
 STOP_STATUSES = ("success", "aborted")
 SUBMISSION_STATUSES = ("onprem", "cloud")
@@ -201,26 +202,16 @@ class LogCheck:
             if not is_int(event.value):
                 self.add("SB-LOG-012", event, f"expected seed to be an integer, found {show(event.value)}", "value")
         for event in self.log:
-            name = PAIR_BY.get(event.key) or PAIR_BY.get(STARTS.get(event.key, ""))
-            if event.key == "eval_accuracy":
-                name = "epoch_num"
-                if not is_number(event.value):
-                    self.add(
-                        "SB-LOG-012",
-                        event,
-                        f"expected eval_accuracy to be a number, found {show(event.value)}",
-                        "value",
-                    )
-            if (
-                name is not None
-                and not is_number(event.metadata.get(name))
-                and event.key not in ("block_start", "block_stop")
-            ):
+            if event.key == "eval_accuracy" and not is_number(event.value):
+                self.add(
+                    "SB-LOG-012", event, f"expected eval_accuracy to be a number, found {show(event.value)}", "value"
+                )
+            if event.key in EPOCH_KEYS and not is_number(event.metadata.get("epoch_num")):
                 self.add(
                     "SB-LOG-012",
                     event,
-                    f"expected metadata {name} (a number) on {event.key}, found {show(event.metadata.get(name))}",
-                    f"metadata.{name}",
+                    f"expected metadata epoch_num (a number) on {event.key}, found {show(event.metadata.get('epoch_num'))}",
+                    "metadata.epoch_num",
                 )
 
     def record_run(self) -> None:

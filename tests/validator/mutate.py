@@ -22,21 +22,21 @@ def run_dir(root: Path, run: int = 1, bench: str = BENCH) -> Path:
     return root / bench / f"run_{run}"
 
 
-def read_events(root: Path, run: int = 1) -> list[Event]:
-    text = (run_dir(root, run) / "log.txt").read_text()
+def read_events(root: Path, run: int = 1, bench: str = BENCH) -> list[Event]:
+    text = (run_dir(root, run, bench) / "log.txt").read_text()
     return [json.loads(line.removeprefix(":::MLLOG ")) for line in text.splitlines()]
 
 
-def write_events(root: Path, events: list[Event], run: int = 1) -> None:
+def write_events(root: Path, events: list[Event], run: int = 1, bench: str = BENCH) -> None:
     lines = [":::MLLOG " + json.dumps(e) for e in events]
-    (run_dir(root, run) / "log.txt").write_text("\n".join(lines) + "\n")
+    (run_dir(root, run, bench) / "log.txt").write_text("\n".join(lines) + "\n")
 
 
-def edit_log(root: Path, edit: Callable[[list[Event]], object], run: int = 1) -> None:
+def edit_log(root: Path, edit: Callable[[list[Event]], object], run: int = 1, bench: str = BENCH) -> None:
     """Apply `edit` to the list of events in place (its return value is ignored) and write the log back."""
-    events = read_events(root, run)
+    events = read_events(root, run, bench)
     edit(events)
-    write_events(root, events, run)
+    write_events(root, events, run, bench)
 
 
 def index(events: list[Event], key: str, **metadata: Any) -> int:

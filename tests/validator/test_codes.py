@@ -302,6 +302,21 @@ CASES = [
         lambda r: (_log_value("seed", "abc")(r), edit_result(r, lambda d: d.__setitem__("seed", 0))),
         {"SB-LOG-012"},
     ),
+    Case(
+        "LOG-012 epoch_num missing",
+        lambda r: edit_log(r, lambda ev: ev[index(ev, "epoch_start", epoch_num=2)]["metadata"].pop("epoch_num")),
+        {"SB-LOG-012", "SB-LOG-004"},
+    ),
+    Case(
+        "LOG-012 samples_count missing",
+        lambda r: edit_log(
+            r,
+            lambda ev: ev[index(ev, "block_start")]["metadata"].pop("samples_count"),
+            bench="caraml-resnet50",
+        ),
+        {"SB-LOG-012"},
+        base={"spec": "caraml-resnet50"},
+    ),
     # power
     Case("PWR-001 trace missing", _no_trace, {"SB-PWR-001"}),
     Case("PWR-002 bad cell", _rows(_bad_cell), {"SB-PWR-002"}),
