@@ -89,7 +89,7 @@ def specbench_run(out: Path, batch: int, compile_mode: str, runs: int) -> dict[s
         "--set",
         f"global_batch_size={batch}",
         "--set",
-        f"compile={compile_mode}",
+        f"compile_mode={compile_mode}",
         "--set",
         "precision=bf16",
         "--set",

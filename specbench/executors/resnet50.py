@@ -46,8 +46,8 @@ OPTIONS = {
         "contiguous",
         "channels_last",
     ),
-    "compile": Option(
-        "compile",
+    "compile_mode": Option(
+        "compile_mode",
         "framework",
         "torch.compile mode",
         ("none", "default", "max-autotune", "reduce-overhead"),
@@ -169,7 +169,7 @@ class ResNet50Executor:
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
         autocast = (lambda: torch.autocast(ctx.device, dtype=dtype)) if dtype else contextlib.nullcontext
         scaler = torch.amp.GradScaler(ctx.device) if precision == "fp16" else None
-        compile_mode = ctx.settings.get("compile") or "none"
+        compile_mode = ctx.settings.get("compile_mode") or "none"
         if compile_mode != "none":
             model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
         train = val = synthetic = None
