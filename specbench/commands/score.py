@@ -1,0 +1,66 @@
+"""`specbench score`: validate, then score and rank submissions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+FORMATS = ("table", "markdown", "csv", "json", "html")
+
+
+@click.command(
+    name="score",
+    epilog="""\b
+Exit codes: 0 scored (non-compliant submissions are listed with their
+reasons and never ranked); 2 no submission found or unusable input.""",
+)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="File to write (folder for html) [default: stdout; ./leaderboard for html].",
+)
+@click.option("--spec", default=None, help="An extra spec file (or built-in id) submissions may answer.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Validation processes.")
+def command(paths: tuple[Path, ...], fmt: str, out: Path | None, spec: str | None, jobs: int) -> None:
+    """Validate and score PATHS (submission folders, or folders holding them, e.g. submissions/).
+
+    Per run: time to quality, energy over the timed window, FLOPs by the spec's
+    accounting, Valid FLOPS and Valid FLOPS/W (throughput: samples/s, TFLOP/s per
+    device, MFU, energy per sample). Runs combine as the spec says (olympic mean
+    drops the fastest and slowest). One table per spec, version, level, profile and
+    power scope; smoke profiles and non-compliant submissions are never ranked.
+    """
+    from specbench.errors import UsageError
+    from specbench.scoring import render
+    from specbench.scoring.leaderboard import build
+    from specbench.validator import discover, validate_many
+
+    folders = [folder for path in paths for folder in discover(path)]
+    if not folders:
+        raise UsageError(
+            f"no submission folder (with system.yaml or submission.yaml) under {', '.join(map(str, paths))}"
+        )
+    board = build(validate_many(folders, spec, jobs=jobs))
+    if fmt == "html":
+        from specbench.scoring.html import write_site
+
+        index = write_site(board, out or Path("leaderboard"))
+        click.echo(render.render_table(board), nl=False)
+        click.echo(f"\nleaderboard: {index}")
+        return
+    text = {
+        "table": lambda: render.render_table(board),
+        "markdown": lambda: render.render_table(board, "github"),
+        "csv": lambda: render.render_csv(board),
+        "json": lambda: render.render_json(board),
+    }[fmt]()
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)

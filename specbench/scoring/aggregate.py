@@ -1,0 +1,91 @@
+"""Combining runs as a spec says: olympic mean (drop the fastest and the slowest), mean or median.
+
+A run that failed to reach its target counts as infinitely slow, as in MLPerf: under the olympic
+mean it is the slowest run and is dropped, so one failure (the spec's `max_failed`) is tolerated.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from specbench.scoring.metrics import RunScore
+
+Aggregation = Literal["olympic", "mean", "median"]
+METRICS = (
+    "time_s",
+    "model_flops",
+    "flops_per_s",
+    "achieved",
+    "quality_ratio",
+    "valid_flops_per_s",
+    "energy_j",
+    "mean_power_w",
+    "valid_flops_per_w",
+    "samples_per_s",
+    "tflops_per_device",
+    "mfu",
+    "energy_per_sample_j",
+)
+
+
+def olympic_mean(values: Sequence[float]) -> float:
+    """Mean after dropping one lowest and one highest value (needs at least 3 values)."""
+    if len(values) < 3:
+        raise ValueError(f"the olympic mean needs at least 3 values, found {len(values)}")
+    ordered = sorted(values)
+    return math.fsum(ordered[1:-1]) / (len(ordered) - 2)
+
+
+@dataclass
+class Aggregate:
+    """The combined value of each metric, the runs it used, and the spread of the primary metric."""
+
+    values: dict[str, float | None]
+    used: list[str]
+    dropped: list[str]
+    spread: tuple[float, float, float] | None
+    problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _order_key(score: RunScore, kind: str) -> float:
+    """Slow first is +inf for failures; for throughput, lower rate counts as 'slower'."""
+    if score.status != "success":
+        return math.inf
+    if kind == "throughput":
+        return -(score.samples_per_s or 0.0)
+    return score.time_s if score.time_s is not None else math.inf
+
+
+def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_failed: int, required: int) -> Aggregate:
+    """Combine completed runs (success or failed); incomplete runs never count."""
+    completed = [s for s in scores if s.status in ("success", "failed")]
+    failed = [s for s in completed if s.status == "failed"]
+    problem = None
+    if len(completed) < required:
+        problem = f"{len(completed)} completed runs, the spec requires {required}"
+    elif len(failed) > max_failed:
+        problem = f"{len(failed)} runs failed to reach the target, the spec allows {max_failed}"
+    ordered = sorted(completed, key=lambda s: _order_key(s, kind))
+    if method == "olympic" and len(ordered) >= 3:
+        used, dropped = ordered[1:-1], [ordered[0], ordered[-1]]
+    else:
+        used, dropped = [s for s in ordered if s.status == "success"], [s for s in ordered if s.status != "success"]
+    if any(s.status != "success" for s in used) and problem is None:
+        problem = "a failed run remains after dropping the slowest; too many runs failed"
+    values: dict[str, float | None] = {}
+    for metric in METRICS:
+        series = [getattr(s, metric) for s in used if s.status == "success"]
+        if not series or any(v is None for v in series):
+            values[metric] = None
+            continue
+        numbers = [float(v) for v in series]
+        values[metric] = statistics.median(numbers) if method == "median" else math.fsum(numbers) / len(numbers)
+    primary = "samples_per_s" if kind == "throughput" else "time_s"
+    series = sorted(float(v) for s in completed if s.status == "success" and (v := getattr(s, primary)) is not None)
+    spread = (series[0], statistics.median(series), series[-1]) if series else None
+    return Aggregate(values, [s.run for s in used], [s.run for s in dropped], spread, problem)

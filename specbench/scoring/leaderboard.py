@@ -1,0 +1,251 @@
+"""From validation reports to ranked tables: one table per (spec, version, level, profile, power scope).
+
+Results of different specs, spec versions, levels, profiles or power scopes are never ranked
+together; smoke (unranked) profiles and non-compliant submissions are listed with the reason
+and never ranked; a result whose power was not measured is never ranked per watt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from specbench.scoring.aggregate import Aggregate, aggregate
+from specbench.scoring.metrics import RunScore, score_run
+from specbench.validator.model import BenchmarkData, Report, RunData
+
+PEAK_KEY = "peak_flops_per_device"
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    spec_id: str
+    spec_version: str
+    kind: str
+    level: str
+    profile: str
+    scope: str
+
+    def title(self) -> str:
+        return f"{self.spec_id} {self.spec_version} · {self.kind} · level {self.level} · profile {self.profile} · power scope {self.scope}"
+
+    def slug(self) -> str:
+        return f"{self.spec_id}-{self.spec_version}-{self.level}-{self.profile}-{self.scope}".replace(".", "_")
+
+
+@dataclass
+class Entry:
+    """One benchmark of one submission, scored."""
+
+    submitter: str
+    system: str
+    benchmark: str
+    path: str
+    key: GroupKey
+    ranked_profile: bool
+    compliant: bool
+    runs: list[RunScore]
+    aggregate: Aggregate
+    findings: list[dict[str, Any]]
+    power_measured: bool
+    report: Report | None = None
+    bench: BenchmarkData | None = None
+    rank: int | None = None
+    rank_per_w: int | None = None
+    unranked: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def slug(self) -> str:
+        return f"{self.submitter}--{self.system}--{self.benchmark}".replace("/", "_")
+
+    def value(self, metric: str) -> float | None:
+        return self.aggregate.values.get(metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "submitter": self.submitter,
+            "system": self.system,
+            "benchmark": self.benchmark,
+            "path": self.path,
+            "group": self.key.__dict__,
+            "compliant": self.compliant,
+            "rank": self.rank,
+            "rank_per_w": self.rank_per_w,
+            "unranked": self.unranked,
+            "notes": self.notes,
+            "power_measured": self.power_measured,
+            "aggregate": {
+                "values": self.aggregate.values,
+                "runs_used": self.aggregate.used,
+                "runs_dropped": self.aggregate.dropped,
+                "spread": dict(zip(("min", "median", "max"), self.aggregate.spread, strict=False))
+                if self.aggregate.spread
+                else None,
+                "problem": self.aggregate.problem,
+            },
+            "runs": [r.to_dict() for r in self.runs],
+            "findings": self.findings,
+        }
+
+
+@dataclass
+class Group:
+    key: GroupKey
+    entries: list[Entry]
+
+    @property
+    def primary(self) -> str:
+        return "samples_per_s" if self.key.kind == "throughput" else "valid_flops_per_s"
+
+
+@dataclass
+class Leaderboard:
+    groups: list[Group]
+    unusable: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": 1,
+            "groups": [
+                {"title": g.key.title(), "key": g.key.__dict__, "entries": [e.to_dict() for e in g.entries]}
+                for g in self.groups
+            ],
+            "unusable": self.unusable,
+        }
+
+
+def _run_score(run: RunData, bench: BenchmarkData, devices: int, peak: float | None) -> RunScore:
+    assert bench.spec is not None
+    spec = bench.spec.spec
+    result = run.result
+    flops_per_sample = result.flops_per_sample if result else _spec_flops(bench)
+    samples = result.samples_processed if result else None
+    problem = None
+    if spec.workload.flop_accounting == "fixed_problem" and spec.budget.epochs is not None:
+        problem = spec.workload.dataset.train_samples * spec.budget.epochs
+    quality = None
+    if spec.kind == "time_to_quality" and spec.quality is not None:
+        quality = {
+            "target": spec.quality.target,
+            "direction": spec.quality.direction,
+            "cap_ratio": spec.quality.cap_ratio,
+            "penalty_exponent": spec.quality.penalty_exponent,
+        }
+    return score_run(
+        run=run.name,
+        status=run.status,
+        reason=run.reason,
+        time_s=run.duration_s,
+        samples=samples,
+        flops_per_sample=flops_per_sample,
+        accounting=spec.workload.flop_accounting,
+        problem_samples=problem,
+        quality=quality,
+        achieved=run.best,
+        energy_j=run.power.energy_j if run.power else None,
+        devices=devices,
+        peak_flops_per_device=peak,
+    )
+
+
+def _spec_flops(bench: BenchmarkData) -> float:
+    assert bench.spec is not None
+    workload = bench.spec.spec.workload
+    variant = bench.meta.variant if bench.meta else None
+    chosen = workload.variants.get(variant).flops_per_sample if variant in workload.variants else None  # type: ignore[union-attr]
+    return float(chosen or workload.flops_per_sample or 0.0)
+
+
+def _benchmark_findings(report: Report, bench: BenchmarkData) -> list[dict[str, Any]]:
+    """Findings of this benchmark's files, and those of the shared files (system.yaml, manifest)."""
+    own = []
+    for finding in report.findings:
+        file = finding.location.file or ""
+        first = file.split("/", 1)[0]
+        if first == bench.name or "/" not in file:
+            own.append(finding.to_dict())
+    return own
+
+
+def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
+    if bench.spec is None or bench.meta is None:
+        return None
+    spec = bench.spec.spec
+    hardware = report.system.layers.get("hardware", {}) if report.system else {}
+    count = hardware.get("accelerator_count")
+    devices = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+    declared = report.system.declared if report.system else {}
+    peak_value = declared.get(PEAK_KEY)
+    peak = float(peak_value) if isinstance(peak_value, (int, float)) and not isinstance(peak_value, bool) else None
+    runs = [_run_score(run, bench, devices, peak) for run in bench.runs]
+    measurement = spec.measurement
+    agg = aggregate(runs, measurement.runs.aggregation, spec.kind, measurement.runs.max_failed, measurement.runs.count)
+    findings = _benchmark_findings(report, bench)
+    errors = [f for f in findings if f["severity"] == "error"]
+    completed = [r for r in runs if r.status == "success"]
+    entry = Entry(
+        submitter=bench.meta.submitter,
+        system=bench.meta.system,
+        benchmark=bench.name,
+        path=report.root,
+        key=GroupKey(spec.id, spec.version, spec.kind, bench.spec.level, bench.spec.profile, measurement.power.scope),
+        ranked_profile=bench.spec.ranked,
+        compliant=not errors,
+        runs=runs,
+        aggregate=agg,
+        findings=findings,
+        power_measured=bool(completed) and all(r.energy_j is not None for r in completed),
+        report=report,
+        bench=bench,
+    )
+    if errors:
+        entry.unranked.append(
+            f"non-compliant: {errors[0]['code']} {errors[0]['message']}"
+            + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else "")
+        )
+    if not entry.ranked_profile:
+        entry.unranked.append(f"profile {bench.spec.profile!r} is never ranked")
+    if agg.problem:
+        entry.unranked.append(agg.problem)
+    return entry
+
+
+def build(reports: Sequence[Report]) -> Leaderboard:
+    """Score every benchmark of every report and rank within each group."""
+    groups: dict[GroupKey, list[Entry]] = {}
+    unusable = []
+    for report in reports:
+        if not report.usable:
+            unusable.append({"path": report.path, "findings": [f.to_dict() for f in report.findings]})
+            continue
+        for bench in report.benchmarks:
+            entry = _entry(report, bench)
+            if entry is None:
+                unusable.append(
+                    {"path": f"{report.path}/{bench.name}", "findings": [f.to_dict() for f in report.findings]}
+                )
+                continue
+            groups.setdefault(entry.key, []).append(entry)
+    ordered = []
+    for key in sorted(groups, key=lambda k: (k.spec_id, k.spec_version, k.level, k.profile, k.scope)):
+        group = Group(key, groups[key])
+        _rank(group)
+        ordered.append(group)
+    return Leaderboard(ordered, unusable)
+
+
+def _rank(group: Group) -> None:
+    primary = group.primary
+    rankable = [e for e in group.entries if not e.unranked and e.value(primary) is not None]
+    for index, entry in enumerate(sorted(rankable, key=lambda e: -(e.value(primary) or 0.0)), start=1):
+        entry.rank = index
+    per_w = [e for e in rankable if e.power_measured and e.value("valid_flops_per_w") is not None]
+    for index, entry in enumerate(sorted(per_w, key=lambda e: -(e.value("valid_flops_per_w") or 0.0)), start=1):
+        entry.rank_per_w = index
+    for entry in group.entries:
+        if entry in rankable and entry not in per_w:
+            entry.notes.append("power not measured: not ranked per watt")
+    group.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, -(e.value(primary) or -math.inf)))

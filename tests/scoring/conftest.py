@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+MAKER = Path(__file__).resolve().parent.parent / "validator" / "make_submission.py"
+
+
+def _maker() -> ModuleType:
+    if "make_submission" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("make_submission", MAKER)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["make_submission"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["make_submission"]
+
+
+@pytest.fixture(scope="session")
+def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five generated submissions: two ranked throughput systems, one without power, a smoke and an official run."""
+    make = _maker().make_submission
+    root = tmp_path_factory.mktemp("submissions")
+    make(root, spec="caraml-resnet50", profile="official", org="acme", system="fast", throughput_s=10.0)
+    make(root, spec="caraml-resnet50", profile="official", org="acme", system="slow", throughput_s=20.0)
+    make(root, spec="caraml-resnet50", profile="official", org="acme", system="dark", power=False)
+    make(root, spec="resnet50", profile="smoke", org="beta", system="box")
+    make(root, spec="resnet50", profile="official", org="beta", system="official")
+    return root
