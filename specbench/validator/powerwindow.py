@@ -74,10 +74,8 @@ class DeviceWindow:
     def window(self) -> tuple[int, int] | None:
         """The samples of the timed window: between the 'start' and 'stop' marks, else by wall time."""
         s = self.series
-        starts = [i for i, m in enumerate(s.mark) if m == "start"]
-        stops = [i for i, m in enumerate(s.mark) if m == "stop"]
-        if len(starts) == 1 and len(stops) == 1 and starts[0] < stops[0]:
-            return starts[0], stops[0]
+        if s.mark.count("start") == 1 and s.mark.count("stop") == 1 and s.mark.index("start") < s.mark.index("stop"):
+            return s.mark.index("start"), s.mark.index("stop")
         low, high = self.start_s - LOG_CLOCK_SLACK_S, self.stop_s + LOG_CLOCK_SLACK_S
         inside = [i for i, t in enumerate(s.t_wall_s) if low <= t <= high]
         return (inside[0], inside[-1]) if inside else None
@@ -147,7 +145,7 @@ def window_energy(device: Device, s: Series, a: int, b: int) -> DeviceEnergy:
     acc = EnergyAccumulator(device)
     t = s.t_mono_s[a : b + 1]
     power, energy = s.power_instant_w[a : b + 1], s.energy_counter_j[a : b + 1]
-    no_counter = all(v is None for v in energy)
+    no_counter = energy.count(None) == len(energy)
     plain = None not in power and (no_counter or None not in energy) and (no_counter or _first_decrease(energy) is None)  # type: ignore[arg-type]
     if plain:
         acc.samples = len(t)
