@@ -11,13 +11,16 @@ from conftest import MULTI, Bases
 
 from specbench.validator import discover, render_json, validate_submission
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "submissions" / "compliant"
-COMMITTED = discover(DATA) if DATA.is_dir() else []
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data" / "submissions" / "compliant"
+EXAMPLES = REPO / "submissions"
+COMMITTED = [p for folder in (DATA, EXAMPLES) if folder.is_dir() for p in discover(folder)]
 
 
-@pytest.mark.skipif(not COMMITTED, reason="no submission from a real run under tests/data/submissions/compliant yet")
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.relative_to(DATA).as_posix())
+@pytest.mark.skipif(not COMMITTED, reason="no submission from a real run committed yet")
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_committed_compliant_submission_has_no_findings(path: Path) -> None:
+    """Real runs: tests/data/submissions/compliant/** and the example submissions/** of the repository."""
     report = validate_submission(path)
     assert [f"{f.code} {f.location} {f.message}" for f in report.findings] == []
     assert report.compliant(werror=True)
