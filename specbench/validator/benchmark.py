@@ -13,7 +13,7 @@ from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
 from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, SystemDescription
 from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json, load_yaml, to_model
-from specbench.validator.equivalence import Inputs, check_layers, check_level_and_profile, check_problem
+from specbench.validator.equivalence import Inputs, check_layers, check_level_and_profile, check_problem, meta_layers
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mllog import parse_log
@@ -21,6 +21,7 @@ from specbench.validator.model import BenchmarkData, RunData
 from specbench.validator.powercheck import PowerTask, power_task
 from specbench.validator.results import check_result
 from specbench.validator.runs import check_runs
+from specbench.validator.values import same
 
 RUN_FOLDER = re.compile(r"^run_([1-9][0-9]{0,5})$")
 RUN_REQUIRED = ("log.txt", "result.json", "state.json")
@@ -126,14 +127,21 @@ def _inputs(
 def check_names(
     ctx: Context, name: str, meta: SubmissionMeta, meta_file: Loaded, system: SystemDescription | None
 ) -> None:
-    expected = meta.spec_id if meta.variant is None else f"{meta.spec_id}--{meta.variant}"
-    if name != expected:
+    """BENCHMARK is the spec id, or the spec id + '--KEY=VALUE,...' of a sweep point; ORG and SYSTEM as declared."""
+    prefix = f"{meta.spec_id}--"
+    if name != meta.spec_id and not name.startswith(prefix):
         ctx.findings.add(
             "SB-STR-011",
             meta_file.file,
-            f"expected the BENCHMARK folder to be named {expected!r} (spec_id and variant), found {name!r}",
+            f"expected the BENCHMARK folder to be named {meta.spec_id!r} or {prefix}KEY=VALUE,... (a sweep point), "
+            f"found {name!r}",
             **meta_file.locate("spec_id"),
         )
+    elif name != meta.spec_id:
+        for part in name[len(prefix) :].split(","):
+            problem = _sweep_part_problem(meta, part)
+            if problem is not None:
+                ctx.findings.add("SB-STR-011", meta_file.file, problem, **meta_file.locate("hyperparameters"))
     if system is None:
         return
     for key in ("submitter", "system"):
@@ -144,6 +152,30 @@ def check_names(
                 f"expected {key} {getattr(system, key)!r} (system.yaml), found {getattr(meta, key)!r}",
                 **meta_file.locate(key),
             )
+
+
+def _sweep_part_problem(meta: SubmissionMeta, part: str) -> str | None:
+    """Why one KEY=VALUE of a folder name does not match what submission.yaml declares, or None."""
+    key, equals, text = part.partition("=")
+    chosen = {**{k: v for layer in meta_layers(meta).values() for k, v in layer.items()}, **meta.hyperparameters}
+    if not equals or key not in chosen:
+        return f"expected KEY=VALUE of a declared hyperparameter or setting in the folder name, found {part!r}"
+    value = chosen[key]
+    if text != str(value) and not same(_parse(text), value):
+        return f"expected {key}={value} in the folder name (as submission.yaml declares), found {part!r}"
+    return None
+
+
+def _parse(text: str) -> Any:
+    """A value as written in a folder name: true/false, an integer, a number, else the text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
 
 
 def read_run(ctx: Context, bench_name: str, name: str, number: int, bench: BenchmarkData) -> RunData:

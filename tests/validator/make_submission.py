@@ -55,6 +55,7 @@ class Options:
     throughput_s: float = 20.0
     seeds: tuple[int, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    sweep_point: dict[str, Any] = field(default_factory=dict)
 
 
 def _yaml_text(data: dict[str, Any]) -> str:
@@ -83,9 +84,15 @@ class Writer:
         self.spec: ResolvedSpec = resolve(self.loaded, options.profile, options.level)  # type: ignore[arg-type]
         self.root = out / options.org / options.system
         s = self.spec.spec
-        self.hyperparameters: dict[str, Any] = {"global_batch_size": 256, **s.hyperparameters, **options.extra}
+        self.hyperparameters: dict[str, Any] = {
+            "global_batch_size": 256,
+            **s.hyperparameters,
+            **options.extra,
+            **options.sweep_point,
+        }
         self.variant = str(self.hyperparameters["model"]) if s.workload.variants else None
-        self.bench = self.root / (s.id if self.variant is None else f"{s.id}--{self.variant}")
+        sweep = ",".join(f"{k}={v}" for k, v in options.sweep_point.items())
+        self.bench = self.root / (f"{s.id}--{sweep}" if sweep else s.id)
         self.devices = [
             Device(
                 key=f"nvml:{i}",

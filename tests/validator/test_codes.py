@@ -237,6 +237,8 @@ CASES = [
     Case("STR-010 executable", lambda r: os.chmod(run_dir(r) / "log.txt", 0o755), {"SB-STR-010"}),
     Case("STR-011 benchmark folder name", lambda r: _rename(r, BENCH, "resnet-50"), {"SB-STR-011"}),
     Case("STR-011 submitter", _meta("submitter", "other"), {"SB-STR-011", "SB-LOG-011"}),
+    Case("STR-011 sweep value", lambda r: _rename(r, BENCH, f"{BENCH}--global_batch_size=64"), {"SB-STR-011"}),
+    Case("STR-011 sweep key", lambda r: _rename(r, BENCH, f"{BENCH}--colour=red"), {"SB-STR-011"}),
     # integrity
     Case(
         "INT-001 changed after signing",

@@ -42,7 +42,8 @@ GENERATED = {
     "extreme-weather smoke": {"spec": "extreme-weather"},
     "caraml-resnet50 smoke (throughput)": {"spec": "caraml-resnet50"},
     "caraml-resnet50 official (throughput, 3 runs)": {"spec": "caraml-resnet50", "profile": "official"},
-    "llm-gpt smoke at the free level (variant folder)": {"spec": "llm-gpt", "level": "free"},
+    "llm-gpt smoke at the free level (a model variant)": {"spec": "llm-gpt", "level": "free"},
+    "caraml-resnet50 sweep point folder": {"spec": "caraml-resnet50", "sweep_point": {"global_batch_size": 64}},
     "power not measured": {"power": False},
 }
 
