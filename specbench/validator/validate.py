@@ -15,7 +15,7 @@ from specbench.validator.documents import Loaded
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, check_manifest
-from specbench.validator.model import Report
+from specbench.validator.model import BenchmarkData, Report
 from specbench.validator.powercheck import check_power
 
 SYSTEM_FILE = "system.yaml"
@@ -97,26 +97,7 @@ def validate_submission(
         return _unusable(given)
     findings = Findings()
     tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
-    if not tree.complete:
-        return Report(path=str(given), root=str(target.root), findings=sorted(findings.items, key=Finding.sort_key))
-    ctx = Context(tree, findings, limits, index)
-    system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
-    if system is not None and system_file is not None:
-        _check_root_names(ctx, target.root, system, system_file)
-    files, dirs = tree.children("")
-    for extra in files:
-        if extra not in (SYSTEM_FILE, MANIFEST):
-            findings.add("SB-STR-009", extra, "expected only system.yaml, manifest.json and BENCHMARK folders here")
-    names = [target.benchmark] if target.benchmark is not None else dirs
-    if not names:
-        findings.add("SB-STR-002", None, "expected at least one BENCHMARK folder (with submission.yaml), found none")
-    read = [read_benchmark(ctx, name, system) for name in names]
-    runs = [run for bench, _ in read for run in bench.runs]
-    check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
-    benchmarks = [bench for bench, _ in read]
-    for bench in benchmarks:
-        finish_benchmark(ctx, bench, system, system_file)
-    check_manifest(ctx, target.benchmark)
+    system, benchmarks = _check(Context(tree, findings, limits, index), target, jobs) if tree.complete else (None, [])
     return Report(
         path=str(given),
         root=str(target.root),
@@ -124,6 +105,30 @@ def validate_submission(
         benchmarks=benchmarks,
         findings=sorted(findings.items, key=Finding.sort_key),
     )
+
+
+def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription | None, list[BenchmarkData]]:
+    """Every check of a listed submission: system.yaml, each benchmark in three phases, the manifest."""
+    system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
+    if system is not None and system_file is not None:
+        _check_root_names(ctx, target.root, system, system_file)
+    files, dirs = ctx.tree.children("")
+    for extra in files:
+        if extra not in (SYSTEM_FILE, MANIFEST):
+            ctx.findings.add("SB-STR-009", extra, "expected only system.yaml, manifest.json and BENCHMARK folders here")
+    names = [target.benchmark] if target.benchmark is not None else dirs
+    if not names:
+        ctx.findings.add(
+            "SB-STR-002", None, "expected at least one BENCHMARK folder (with submission.yaml), found none"
+        )
+    read = [read_benchmark(ctx, name, system) for name in names]
+    runs = [run for bench, _ in read for run in bench.runs]
+    check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
+    benchmarks = [bench for bench, _ in read]
+    for bench in benchmarks:
+        finish_benchmark(ctx, bench, system, system_file)
+    check_manifest(ctx, target.benchmark)
+    return system, benchmarks
 
 
 def _unusable(given: Path) -> Report:
