@@ -17,6 +17,7 @@ from specbench.validator.equivalence import Inputs, check_layers, check_level_an
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mllog import parse_log
+from specbench.validator.mlperf import dialect_for
 from specbench.validator.model import BenchmarkData, RunData
 from specbench.validator.powercheck import PowerTask, power_task
 from specbench.validator.results import check_result
@@ -213,4 +214,4 @@ def _check_log(ctx: Context, run: RunData, spec: ResolvedSpec | None, bench: Ben
     if text is None:
         run.status, run.reason = "incomplete", "no readable log"
         return
-    check_log(parse_log(text), rel, run, ctx.findings, spec, bench.meta, incomplete)
+    check_log(parse_log(text), rel, run, ctx.findings, spec, bench.meta, incomplete, dialect_for(ctx.imported, bench))

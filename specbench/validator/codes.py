@@ -245,4 +245,43 @@ CODES: dict[str, Code] = _codes(
         "power result inconsistent",
         "measured: true needs energy_j; measured: false needs a reason and no numbers (never a zero)",
     ),
+    # imported MLPerf results (docs/mlperf-import.md)
+    (
+        "SB-MLP-001",
+        "warning",
+        "MLPerf log rule broken",
+        "the run counts as failed, as MLPerf's package checker tolerates one non-compliant run; "
+        "SB-RUN-002 says whether too many failed",
+    ),
+    (
+        "SB-MLP-002",
+        "warning",
+        "evaluation off MLPerf's schedule",
+        "MLPerf evaluates every 4 epochs (ResNet) at one offset; a run whose target was first reached "
+        "off that schedule counts as failed",
+    ),
+    (
+        "SB-MLP-003",
+        "warning",
+        "seed not logged",
+        "MLPerf's seed checker asks every run to log its seed; without it distinct seeds cannot be verified",
+    ),
+    (
+        "SB-MLP-004",
+        "error",
+        "import record disagrees with the submission",
+        "re-import the MLPerf results with `specbench import mlperf`; logs are kept verbatim",
+    ),
+    (
+        "SB-MLP-005",
+        "error",
+        "MLPerf power files incomplete or misnamed",
+        "each power/result_* folder holds node_0.txt ... node_(N-1).txt for the N nodes of the system",
+    ),
+    (
+        "SB-MLP-006",
+        "warning",
+        "MLPerf power log markers inconsistent",
+        "energy is taken over run_start..run_stop from the readings, whatever the markers say",
+    ),
 )

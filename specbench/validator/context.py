@@ -13,6 +13,7 @@ from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
 from specbench.validator.documents import Loaded
 from specbench.validator.files import Limits, Tree
 from specbench.validator.findings import Findings
+from specbench.validator.mlperf import ImportRecord
 
 
 @cache
@@ -78,3 +79,5 @@ class Context:
     limits: Limits
     specs: SpecIndex
     loaded: dict[str, Loaded] = field(default_factory=dict)
+    imported: ImportRecord | None = None
+    """import.json of a submission imported from MLPerf results (`specbench import mlperf`), else None."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from specbench.spec.resolve import ResolvedSpec
@@ -11,6 +11,7 @@ from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
 from specbench.validator.mllog import LogEvent, ParsedLog
+from specbench.validator.mlperf import MlperfDialect, MlperfLogRules, check_schedule
 from specbench.validator.model import Evaluation, RunData
 from specbench.validator.values import is_int, is_number, same, show
 
@@ -54,6 +55,9 @@ class LogCheck:
     spec: ResolvedSpec | None
     meta: SubmissionMeta | None
     incomplete: bool
+    mlperf: MlperfDialect | None = None
+    broken: list[str] = field(default_factory=list)
+    """Why an imported MLPerf log counts as failed under MLPerf's log rules (empty for specbench logs)."""
 
     def add(self, code: str, event: LogEvent | None, message: str, json_path: str = "") -> None:
         self.findings.add(code, self.file, message, line=event.line if event else None, json_path=json_path)
@@ -61,14 +65,17 @@ class LogCheck:
     def run_all(self) -> None:
         for problem in self.log.problems:
             self.findings.add("SB-LOG-001", self.file, problem.message, line=problem.line, column=problem.column)
-        self.check_event_types()
-        self.check_counts()
-        self.check_pairs()
-        self.check_order()
-        self.check_time()
+        if self.mlperf is not None:
+            self.broken = MlperfLogRules(self, self.mlperf).run()
+        else:
+            self.check_event_types()
+            self.check_counts()
+            self.check_pairs()
+            self.check_order()
+            self.check_time()
         self.check_values()
         self.record_run()
-        if self.meta is not None:
+        if self.meta is not None and self.mlperf is None:
             self.check_identity(self.meta)
         if self.spec is not None:
             self.check_problem(self.spec)
@@ -206,7 +213,7 @@ class LogCheck:
                 self.add(
                     "SB-LOG-012", event, f"expected eval_accuracy to be a number, found {show(event.value)}", "value"
                 )
-            if event.key in EPOCH_KEYS and not is_number(event.metadata.get("epoch_num")):
+            if event.key in EPOCH_KEYS and self.mlperf is None and not is_number(event.metadata.get("epoch_num")):
                 self.add(
                     "SB-LOG-012",
                     event,
@@ -317,9 +324,14 @@ class LogCheck:
             if is_number(event.value) and is_number(epoch):
                 evaluations.append(Evaluation(float(epoch), float(event.value), event.time_ms, event.line))
         self.run.evaluations = evaluations
-        if not evaluations and not self.incomplete:
+        if not evaluations and not self.incomplete and self.mlperf is None:
             self.add("SB-LOG-002", None, "expected at least one eval_accuracy in a time-to-quality run, found none")
-        self.check_cadence(spec, evaluations)
+        if self.mlperf is None:
+            self.check_cadence(spec, evaluations)
+        else:
+            off_schedule = check_schedule(self, spec, evaluations)
+            if off_schedule is not None:
+                self.broken.append(off_schedule)
         budget = spec.spec.budget.epochs
         counted = [e for e in evaluations if budget is None or e.epoch <= budget + EPS]
         better = max if quality.direction == "higher" else min
@@ -372,13 +384,13 @@ class LogCheck:
 
     def decide_status(self) -> None:
         run, stop = self.run, self.log.first("run_stop")
-        if stop is None:
+        if stop is None and self.mlperf is None:
             run.status, run.reason = "incomplete", "the log has no run_stop"
             return
         kind_ttq = self.spec is not None and self.spec.spec.kind == "time_to_quality"
-        if kind_ttq:
+        if kind_ttq and stop is not None:
             self._check_stop_status(stop)
-        if run.stop_status == "success" and (not kind_ttq or run.reached):
+        if stop is not None and run.stop_status == "success" and (not kind_ttq or run.reached) and not self.broken:
             run.status, run.reason = "success", None
             return
         run.status = "failed"
@@ -389,14 +401,25 @@ class LogCheck:
             budget = self.spec.spec.budget.epochs
             within = f" within {budget:g} epochs" if budget is not None else ""
             best = "no evaluation" if run.best is None else f"best {run.best:g}"
-            run.reason = f"target {quality.metric} {op} {quality.target:g} not reached{within}: {best}"
-            self.add(
+            found = best if stop is not None else f"{best}{self._best_epoch()} and no run_stop"
+            run.reason = f"target {quality.metric} {op} {quality.target:g} not reached{within}: {found}"
+            self.findings.add(
                 "SB-LOG-009",
-                stop,
-                f"expected {quality.metric} {op} {quality.target:g}{within}, found {best}; the run counts as failed",
+                self.file,
+                f"expected {quality.metric} {op} {quality.target:g}{within}, found {found}; the run counts as failed",
+                line=stop.line if stop is not None else self._last_line(),
             )
+        elif self.broken:
+            run.reason = f"MLPerf log rule broken: {self.broken[0]}"
         else:
             run.reason = f"run_stop status {show(run.stop_status)}"
+
+    def _best_epoch(self) -> str:
+        at = [e for e in self.run.evaluations if e.value == self.run.best]
+        return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""
+
+    def _last_line(self) -> int | None:
+        return self.log.events[-1].line if self.log.events else None
 
     def _check_stop_status(self, stop: LogEvent) -> None:
         status = self.run.stop_status
@@ -432,9 +455,10 @@ def check_log(
     spec: ResolvedSpec | None,
     meta: SubmissionMeta | None,
     incomplete: bool,
+    mlperf: MlperfDialect | None = None,
 ) -> None:
-    """Check one parsed log and fill `run` with what it shows."""
-    LogCheck(log, file, run, findings, spec, meta, incomplete).run_all()
+    """Check one parsed log and fill `run` with what it shows (by MLPerf's log rules for an imported MLPerf log)."""
+    LogCheck(log, file, run, findings, spec, meta, incomplete, mlperf).run_all()
 
 
 def check_seeds(findings: Findings, runs: Iterable[RunData], log_name: str = "log.txt") -> None:

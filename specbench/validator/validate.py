@@ -15,6 +15,7 @@ from specbench.validator.documents import Loaded
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, check_manifest
+from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report
 from specbench.validator.powercheck import check_power
 
@@ -112,9 +113,10 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:
         _check_root_names(ctx, target.root, system, system_file)
+    ctx.imported, import_file = read_import_record(ctx)
     files, dirs = ctx.tree.children("")
     for extra in files:
-        if extra not in (SYSTEM_FILE, MANIFEST):
+        if extra not in (SYSTEM_FILE, MANIFEST, IMPORT_FILE):
             ctx.findings.add("SB-STR-009", extra, "expected only system.yaml, manifest.json and BENCHMARK folders here")
     names = [target.benchmark] if target.benchmark is not None else dirs
     if not names:
@@ -127,6 +129,8 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     benchmarks = [bench for bench, _ in read]
     for bench in benchmarks:
         finish_benchmark(ctx, bench, system, system_file)
+    if ctx.imported is not None and import_file is not None:
+        check_import(ctx, ctx.imported, import_file, benchmarks)
     check_manifest(ctx, target.benchmark)
     return system, benchmarks
 

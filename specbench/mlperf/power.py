@@ -1,0 +1,256 @@
+"""MLPerf node power logs (`power/result_*/node_N.txt`) as a specbench power trace with node scope.
+
+A node log is MLLOG with `power_measurement_start`, `power_reading` (W, the whole node) and
+`power_measurement_stop`; `conversion_eff` may follow. Each node becomes one device of scope
+`platform` (a spec's `node` scope). Every reading becomes one power.csv row, verbatim: the window
+is chosen from them as for any trace (the readings between run_start and run_stop), so readings
+before or after the timed run (some logs run a minute past each edge) are kept but never counted.
+Nothing is interpolated or extrapolated; docs/mlperf-import.md says how partial coverage is handled.
+
+`sw_N.txt` files hold `interconnect_power_est`: an estimate, not a measurement. They are recorded
+in import.json and kept apart from the node energy.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from specbench.power.base import Device
+from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME
+from specbench.spec.models import PowerRequirement
+from specbench.validator.documents import parse_json_text
+from specbench.validator.findings import Findings
+from specbench.validator.mllog import TOKEN
+from specbench.validator.mlperf import Coverage, ImportFinding, Interconnect, SourceFile
+from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S, DeviceWindow
+from specbench.validator.tracefile import read_csv
+
+METER = "mlperf"
+POWER_SOURCE = "MLPerf power_reading: watts of the whole node, from the submitter's meter"
+
+
+@dataclass(frozen=True)
+class Reading:
+    line: int
+    time_ms: float
+    power_w: float
+
+
+@dataclass
+class PowerLog:
+    """One node_N.txt or sw_N.txt, read leniently (MLPerf writes metadata as '' in these files)."""
+
+    file: SourceFile
+    readings: list[Reading] = field(default_factory=list)
+    starts: list[tuple[int, float]] = field(default_factory=list)
+    stops: list[tuple[int, float]] = field(default_factory=list)
+    conversion_eff: float | None = None
+    interconnect_w: float | None = None
+    problems: list[ImportFinding] = field(default_factory=list)
+
+    def problem(self, code: str, message: str, line: int | None = None) -> None:
+        self.problems.append(ImportFinding(code=code, file=self.file.path, line=line, message=message))  # type: ignore[arg-type]
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, dict):
+        return _number(value.get("value"))
+    return None
+
+
+def parse_power_log(text: str, file: SourceFile) -> PowerLog:
+    """Readings, markers and conversion efficiency of one power log; unreadable lines are problems."""
+    log = PowerLog(file)
+    for number, line in enumerate(text.splitlines(), start=1):
+        at = line.rfind(TOKEN)
+        if at < 0:
+            continue
+        try:
+            data = parse_json_text(line[at + len(TOKEN) :])
+        except (ValueError, RecursionError) as err:
+            log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
+            continue
+        time_ms = _number(data.get("time_ms")) if isinstance(data, dict) else None
+        if not isinstance(data, dict) or time_ms is None or not isinstance(data.get("key"), str):
+            log.problem("SB-MLP-005", "expected an MLLOG event with key and time_ms, found another value", number)
+            continue
+        key, value = data["key"], _number(data.get("value"))
+        if key == "power_reading":
+            if value is None or value < 0:
+                log.problem(
+                    "SB-MLP-005", f"expected power_reading in W (a number >= 0), found {data.get('value')!r}", number
+                )
+            else:
+                log.readings.append(Reading(number, time_ms, value))
+        elif key == "power_measurement_start":
+            log.starts.append((number, time_ms))
+        elif key == "power_measurement_stop":
+            log.stops.append((number, time_ms))
+        elif key == "conversion_eff":
+            log.conversion_eff = value
+        elif key == "interconnect_power_est":
+            log.interconnect_w = value
+    return log
+
+
+def check_markers(log: PowerLog) -> None:
+    """power_measurement_start/stop as MLPerf's power tools expect them (warnings: energy ignores them)."""
+    if len(log.starts) != 1 or len(log.stops) != 1:
+        log.problem(
+            "SB-MLP-006",
+            f"expected power_measurement_start and power_measurement_stop once each, "
+            f"found {len(log.starts)} and {len(log.stops)}",
+            next((line for line, _ in (*log.starts, *log.stops)), None),
+        )
+        return
+    (start_line, start), (stop_line, stop) = log.starts[0], log.stops[0]
+    if stop <= start:
+        log.problem(
+            "SB-MLP-006",
+            f"expected power_measurement_stop after power_measurement_start (line {start_line}), "
+            f"found it {(stop - start) / 1000:+.3f} s from it",
+            stop_line,
+        )
+        return
+    outside = [r for r in log.readings if not start <= r.time_ms <= stop]
+    if outside:
+        log.problem(
+            "SB-MLP-006",
+            f"expected readings between power_measurement_start and _stop, found {len(outside)} outside",
+            outside[0].line,
+        )
+
+
+def device_key(node_file: str) -> str:
+    """node_0.txt -> mlperf:node_0."""
+    return f"{METER}:{node_file.removesuffix('.txt')}"
+
+
+@dataclass
+class NodeTrace:
+    """The trace files of one run, and for each power.csv data row its device and source line."""
+
+    csv_text: str
+    metadata: dict[str, Any]
+    rows: list[tuple[str, int]]
+    logs: dict[str, PowerLog]
+
+
+def build_trace(nodes: dict[str, PowerLog], system_name: str) -> NodeTrace:
+    """power.csv and power.json for the node logs of one run (device key -> log); one clock: the log's wall clock."""
+    out = io.StringIO()
+    out.write(",".join(COLUMNS) + "\n")
+    rows: list[tuple[str, int]] = []
+    devices = []
+    first_ms: float | None = None
+    for key, log in nodes.items():
+        devices.append(
+            Device(
+                key=key,
+                meter=METER,
+                scope="platform",
+                model=system_name,
+                power_source=POWER_SOURCE,
+                notes=(f"imported from {log.file.path}",),
+            ).to_dict()
+        )
+        for reading in log.readings:
+            t = reading.time_ms / 1000.0
+            first_ms = reading.time_ms if first_ms is None else min(first_ms, reading.time_ms)
+            out.write(f"{len(rows) + 1},{t!r},{t!r},{key},{reading.power_w!r},,,0.0,\n")
+            rows.append((key, reading.line))
+    started = datetime.fromtimestamp((first_ms or 0.0) / 1000.0, tz=timezone.utc).isoformat()
+    metadata = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "csv": CSV_NAME,
+        "columns": list(COLUMNS),
+        "host": None,
+        "started_wall": started,
+        "meters": [{"kind": METER, "info": {"source": "MLPerf Training power logs"}, "devices": devices}],
+        "source": {
+            "kind": "mlperf-training",
+            "clock": "wall clock of the MLPerf log (time_ms); t_mono_s repeats t_wall_s",
+            "sweep": "row number; `lines` gives each device's rows' lines in its source file",
+            "files": {
+                key: {"path": log.file.path, "sha256": log.file.sha256, "lines": [r.line for r in log.readings]}
+                for key, log in nodes.items()
+            },
+            "conversion_eff": {key: log.conversion_eff for key, log in nodes.items() if log.conversion_eff is not None},
+        },
+    }
+    return NodeTrace(out.getvalue(), metadata, rows, dict(nodes))
+
+
+def coverage(key: str, log: PowerLog, start_ms: float, stop_ms: float) -> Coverage:
+    """How one node's readings cover the timed run (the window the validator takes, with its clock slack)."""
+    slack_ms = LOG_CLOCK_SLACK_S * 1000.0
+    inside = [r for r in log.readings if start_ms - slack_ms <= r.time_ms <= stop_ms + slack_ms]
+    return Coverage(
+        device=key,
+        readings=len(log.readings),
+        readings_in_window=len(inside),
+        uncovered_start_s=max(0.0, (inside[0].time_ms - start_ms) / 1000.0) if inside else None,
+        uncovered_stop_s=max(0.0, (stop_ms - inside[-1].time_ms) / 1000.0) if inside else None,
+    )
+
+
+@dataclass(frozen=True)
+class WindowEnergy:
+    energy_j: float | None
+    duration_s: float
+    devices: list[str]
+    reason: str | None
+
+
+def window_energy(trace: NodeTrace, requirement: PowerRequirement, start_ms: float, stop_ms: float) -> WindowEnergy:
+    """Energy of every node over run_start..run_stop, computed by the validator's own window code.
+
+    Each node's energy is the trapezoid of its readings between the first and the last reading
+    inside the window; the total is None when a node has no reading there.
+    """
+    devices = [Device.from_dict(d) for meter in trace.metadata["meters"] for d in meter["devices"]]
+    csv = read_csv(trace.csv_text, [d.key for d in devices])
+    total = 0.0
+    energies = []
+    for device in devices:
+        series = csv.series.get(device.key)
+        if series is None:
+            return WindowEnergy(None, 0.0, [], f"{device.key} has no readings")
+        window = DeviceWindow(
+            Findings(),
+            CSV_NAME,
+            csv,
+            device,
+            series,
+            start_ms / 1000.0,
+            stop_ms / 1000.0,
+            1.0 / requirement.min_sampling_hz,
+            requirement,
+        )
+        energy = window.check()
+        if energy is None or energy.energy_j is None:
+            return WindowEnergy(None, 0.0, [], f"{device.key} has no reading between run_start and run_stop")
+        energies.append(energy)
+    total = math.fsum(e.energy_j for e in energies if e.energy_j is not None)
+    duration = max(e.duration_s for e in energies)
+    return WindowEnergy(total, duration, [d.key for d in devices], None)
+
+
+def interconnect(log: PowerLog) -> Interconnect:
+    return Interconnect(file=log.file, interconnect_power_est_w=log.interconnect_w, conversion_eff=log.conversion_eff)
+
+
+def write_trace(folder: Path, trace: NodeTrace) -> None:
+    from specbench.executors.files import atomic_write_text
+
+    atomic_write_text(folder / CSV_NAME, trace.csv_text)
+    atomic_write_text(folder / JSON_NAME, json.dumps(trace.metadata, indent=2, allow_nan=False) + "\n")

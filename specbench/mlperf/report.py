@@ -1,0 +1,200 @@
+"""What `specbench import mlperf` prints: per system, where it went, its runs, its scores and every finding.
+
+Findings in an imported log or trace also name the MLPerf file and line they come from: a log is
+verbatim (its lines are the source's lines), and each power.csv row maps to one node log line.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tabulate import tabulate
+
+from specbench.mlperf.convert import BenchmarkImport, RunImport, SystemImport
+from specbench.mlperf.importer import ImportOutcome, SystemOutcome
+from specbench.validator.findings import Finding
+from specbench.validator.model import Report
+
+REPORT_FORMAT_VERSION = 1
+
+
+def source_of(imported: SystemImport, finding: Finding) -> str | None:
+    """The MLPerf file (and line) behind a finding in a run's log.txt or power.csv, relative to the org folder."""
+    file, line = finding.location.file or "", finding.location.line
+    parts = file.split("/")
+    if len(parts) != 3:
+        return None
+    run = _run(imported, parts[0], parts[1])
+    if run is None:
+        return None
+    if parts[2] == "log.txt":
+        return run.source.path + (f":{line}" if line is not None else "")
+    if parts[2] == "power.csv" and run.power is not None:
+        if line is None or not 2 <= line < len(run.csv_rows) + 2:
+            return run.power.folder
+        device, source_line = run.csv_rows[line - 2]
+        return f"{run.power.nodes[device].path}:{source_line}"
+    return None
+
+
+def verdict(report: Report, werror: bool = False) -> str:
+    """'compliant', or 'non-compliant' with the counts of errors and warnings."""
+    state = "compliant" if report.compliant(werror) else "non-compliant"
+    return f"{state}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+
+
+def _run(imported: SystemImport, bench: str, folder: str) -> RunImport | None:
+    for benchmark in imported.benchmarks:
+        if benchmark.name == bench:
+            return next((r for r in benchmark.runs if r.folder == folder), None)
+    return None
+
+
+def _energy(run: RunImport) -> tuple[str, str]:
+    power = run.result.power
+    if not power.measured or power.energy_j is None:
+        return "-", "-"
+    return f"{power.energy_j / 1e6:.3f}", f"{power.mean_power_w:,.0f}" if power.mean_power_w else "-"
+
+
+def _coverage(run: RunImport) -> str:
+    if run.power is None or not run.power.coverage:
+        return "-"
+    parts = []
+    for item in run.power.coverage:
+        if item.uncovered_start_s is None or item.uncovered_stop_s is None:
+            parts.append(f"{item.device}: no reading in the run")
+        else:
+            parts.append(f"-{item.uncovered_start_s:.2f} s / -{item.uncovered_stop_s:.2f} s")
+    return "; ".join(parts)
+
+
+def _runs_table(bench: BenchmarkImport) -> str:
+    rows = []
+    for run in bench.runs:
+        result = run.result
+        energy, mean = _energy(run)
+        rows.append(
+            [
+                run.folder,
+                run.source.path.rsplit("/", 1)[-1],
+                result.status,
+                f"{result.duration_s:,.1f}" if result.duration_s is not None else "-",
+                f"{result.quality.best:.5g}" if result.quality and result.quality.best is not None else "-",
+                f"{run.epochs:g}" if run.epochs is not None else "-",
+                energy,
+                mean,
+                _coverage(run),
+            ]
+        )
+    headers = ["run", "MLPerf log", "status", "time s", "best", "epochs", "energy MJ", "mean W", "uncovered edges"]
+    return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+
+
+def _score_line(system: SystemOutcome, bench: str) -> str:
+    entry = next((e for e in system.entries if e.benchmark == bench), None)
+    if entry is None:
+        return "score: not scored"
+    values = entry.aggregate.values
+
+    def fmt(metric: str, scale: float, unit: str, spec: str = "{:,.4g}") -> str:
+        value = values.get(metric)
+        return "n/a" if value is None else f"{spec.format(value * scale)} {unit}"
+
+    used = ", ".join(entry.aggregate.used) or "none"
+    line = (
+        f"score ({entry.key.profile}, {'olympic mean of ' if len(entry.aggregate.used) > 1 else ''}{used}): "
+        f"time to train {fmt('time_s', 1, 's', '{:,.1f}')}, Valid FLOPS {fmt('valid_flops_per_s', 1e-12, 'TFLOP/s')}, "
+        f"energy to train {fmt('energy_j', 1e-6, 'MJ', '{:,.3f}')}, Valid FLOPS/W {fmt('valid_flops_per_w', 1e-9, 'GFLOP/s/W')}"
+    )
+    status = "; ".join(entry.unranked) if entry.unranked else "rankable"
+    return f"{line}\n    {status}"
+
+
+def render_system(system: SystemOutcome, werror: bool = False) -> str:
+    imported, report = system.imported, system.report
+    lines = [f"{imported.label} -> {imported.output}: {verdict(report, werror)}"]
+    lines.extend(f"  note: {note}" for note in imported.notes)
+    for bench in imported.benchmarks:
+        lines.append(f"  {bench.name} (MLPerf {bench.mlperf}, {bench.record.folder}, level {bench.level})")
+        lines.extend("    " + row for row in _runs_table(bench).splitlines())
+        lines.append("  " + _score_line(system, bench.name))
+        lines.extend(f"  ignored: {item}" for item in bench.record.ignored)
+    for finding in report.findings:
+        where = finding.location.file or "(the submission)"
+        if finding.location.line is not None:
+            where += f":{finding.location.line}"
+        origin = source_of(imported, finding)
+        lines.append(f"  {finding.severity} {finding.code} {where}: {finding.message}")
+        if origin is not None:
+            lines.append(f"      MLPerf source: {origin}")
+    return "\n".join(lines) + "\n"
+
+
+def render_text(outcome: ImportOutcome, werror: bool = False) -> str:
+    parts = [render_system(s, werror) for s in outcome.systems]
+    tail = [f"skipped: {item}" for item in outcome.skipped]
+    compliant = sum(s.report.compliant(werror) for s in outcome.systems)
+    tail.append(
+        f"{len(outcome.systems)} system(s) imported from {outcome.root} into {outcome.out} "
+        f"(spec {outcome.spec}): {compliant} compliant, {len(outcome.systems) - compliant} non-compliant"
+    )
+    return "\n".join(parts) + "\n" + "\n".join(tail) + "\n"
+
+
+def _run_dict(run: RunImport) -> dict[str, Any]:
+    result = run.result
+    return {
+        "run": run.folder,
+        "source": run.source.path,
+        "sha256": run.source.sha256,
+        "status": result.status,
+        "reason": result.reason,
+        "duration_s": result.duration_s,
+        "best": result.quality.best if result.quality else None,
+        "epochs": run.epochs,
+        "energy_j": result.power.energy_j,
+        "mean_power_w": result.power.mean_power_w,
+        "power": run.power.model_dump(mode="json") if run.power else None,
+    }
+
+
+def _system_dict(system: SystemOutcome, werror: bool) -> dict[str, Any]:
+    imported = system.imported
+    findings = []
+    for finding in system.report.findings:
+        data = finding.to_dict()
+        data["mlperf_source"] = source_of(imported, finding)
+        findings.append(data)
+    validation = system.report.to_dict(werror) | {"findings": findings}
+    return {
+        "source": imported.label,
+        "output": str(imported.output),
+        "notes": imported.notes,
+        "benchmarks": [
+            {
+                "benchmark": b.name,
+                "mlperf_benchmark": b.mlperf,
+                "level": b.level,
+                "runs": [_run_dict(r) for r in b.runs],
+                "ignored": b.record.ignored,
+            }
+            for b in imported.benchmarks
+        ],
+        "validation": validation,
+        "scores": [{k: v for k, v in e.to_dict().items() if k != "findings"} for e in system.entries],
+    }
+
+
+def render_json(outcome: ImportOutcome, werror: bool = False) -> str:
+    data = {
+        "format_version": REPORT_FORMAT_VERSION,
+        "root": str(outcome.root),
+        "out": str(outcome.out),
+        "spec": outcome.spec,
+        "exit_code": outcome.exit_code(werror),
+        "systems": [_system_dict(s, werror) for s in outcome.systems],
+        "skipped": outcome.skipped,
+    }
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
