@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from roofline_fixtures import CPU_SUBMISSION, H200_ROOFLINE, H200_SUBMISSION
+
+from specbench.errors import InputError
+from specbench.roofline import Roofline, place, read_roofline
+from specbench.roofline.resnet import resnet50_layers, training_bytes_per_sample
+
+
+def test_cpu_run_is_placed_under_the_cpu_roof(cpu_roofline: Roofline) -> None:
+    placed = place(cpu_roofline, [CPU_SUBMISSION])
+    assert placed.workloads_skipped == []
+    (point,) = placed.workloads
+    result = json.loads((CPU_SUBMISSION / "resnet50" / "run_1" / "result.json").read_text())
+    expected = training_bytes_per_sample(resnet50_layers((3, 32, 32), 10), 4, 32, mixed=False)
+    assert point.label == "resnet50 run 1 (fp32, batch 32)"
+    assert point.bytes_method == "analytical" and point.bytes_model.startswith("analytical, ResNet-50 v1.5 at 32x32")
+    assert point.bytes_per_sample == expected.unfused and point.bytes_per_sample_fused == expected.fused
+    assert point.intensity_flop_per_byte == pytest.approx(result["flops_per_sample"] / expected.unfused)
+    assert point.flops_per_s == result["flops_per_s"]
+    fp32 = cpu_roofline.compute_ceiling("fp32")
+    assert fp32 is not None and point.ceiling_precision == "fp32"
+    roof = min(fp32.flops_per_s, cpu_roofline.ceilings.memory.bytes_per_s * point.intensity_flop_per_byte)
+    assert point.attainable_flops_per_s == pytest.approx(roof)
+    assert point.fraction_of_attainable == pytest.approx(point.flops_per_s / roof)
+    assert point.note is None
+
+
+def test_runs_of_another_device_are_listed_but_not_compared(cpu_roofline: Roofline) -> None:
+    placed = place(cpu_roofline, [H200_SUBMISSION])
+    assert [p.run for p in placed.workloads] == [1, 2, 3]
+    for point in placed.workloads:
+        assert point.same_device is False and point.accelerator_model == "NVIDIA H200"
+        assert point.attainable_flops_per_s is None and point.bound is None and point.fraction_of_attainable is None
+        assert point.note is not None and point.note.startswith("ran on NVIDIA H200, not on ")
+        assert point.batch_per_device == 256 and point.precision == "bf16"
+
+
+def _copy_run(tmp_path: Path, **changes: object) -> Path:
+    folder = tmp_path / "org" / "system" / "bench" / "run_1"
+    folder.mkdir(parents=True)
+    data = json.loads((CPU_SUBMISSION / "resnet50" / "run_1" / "result.json").read_text())
+    data.update(changes)
+    (folder / "result.json").write_text(json.dumps(data))
+    return folder / "result.json"
+
+
+def test_runs_that_cannot_be_placed_say_why(cpu_roofline: Roofline, tmp_path: Path) -> None:
+    gpt = _copy_run(tmp_path / "a", spec_id="llm-gpt", profile="smoke")
+    failed = _copy_run(tmp_path / "b", status="failed")
+    fp8 = _copy_run(tmp_path / "c", settings={"precision": "fp8"})
+    placed = place(cpu_roofline, [gpt, failed, fp8])
+    flops_per_s = json.loads(failed.read_text())["flops_per_s"]
+    assert placed.workloads == []
+    reasons = {s.what: s.reason for s in placed.workloads_skipped}
+    assert reasons == {
+        str(gpt): "no byte model for workload model 'gpt' (known: resnet50_v1.5)",
+        str(failed): f"run status 'failed' with flops_per_s {flops_per_s}: nothing to place",
+        str(fp8): "precision 'fp8' has no byte width here (known: fp32, tf32, bf16, fp16)",
+    }
+
+
+def test_unreadable_inputs_are_input_errors(cpu_roofline: Roofline, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file or folder"):
+        place(cpu_roofline, [tmp_path / "missing"])
+    broken = _copy_run(tmp_path, format_version=7)
+    with pytest.raises(InputError, match="not a run result"):
+        place(cpu_roofline, [broken])
+
+
+def test_h200_runs_sit_under_the_measured_h200_roof() -> None:
+    """Real data: the committed H200 roofline and the H200 submission measured on the same kind of card."""
+    roofline = read_roofline(H200_ROOFLINE)
+    assert roofline.device.name == "NVIDIA H200" and roofline.settings.profile == "full"
+    placed = place(roofline, [H200_SUBMISSION])
+    assert len(placed.workloads) == 3
+    for point in placed.workloads:
+        assert point.same_device is True and point.ceiling_precision == "bf16"
+        assert point.bound == "memory"
+        assert point.fraction_of_attainable is not None and 0 < point.fraction_of_attainable <= 1
+
+
+def test_a_tree_of_submissions_is_walked(cpu_roofline: Roofline, tmp_path: Path) -> None:
+    shutil.copytree(CPU_SUBMISSION, tmp_path / "specbench" / "cpu-2core")
+    placed = place(cpu_roofline, [tmp_path])
+    assert [(p.spec_id, p.source) for p in placed.workloads] == [
+        ("resnet50", str(tmp_path / "specbench" / "cpu-2core" / "resnet50" / "run_1" / "result.json"))
+    ]
