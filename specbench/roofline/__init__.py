@@ -14,6 +14,7 @@ torch and matplotlib load only when measuring and plotting:
 
 from __future__ import annotations
 
+from specbench.roofline.config import PROFILES, MeasureConfig, default_config, resolve_device
 from specbench.roofline.format import (
     FORMAT,
     FORMAT_VERSION,
@@ -24,7 +25,7 @@ from specbench.roofline.format import (
     read_roofline,
     write_roofline,
 )
-from specbench.roofline.measure import PROFILES, MeasureConfig, default_config, measure, resolve_device
+from specbench.roofline.measure import measure
 from specbench.roofline.plot import render, save_plots
 from specbench.roofline.report import render_text
 from specbench.roofline.workloads import BYTE_MODELS, place

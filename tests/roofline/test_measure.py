@@ -9,8 +9,8 @@ from roofline_fixtures import NO_METER
 from specbench.errors import UsageError
 from specbench.power import Device, Meter, PowerValues
 from specbench.roofline import Roofline, default_config, measure
+from specbench.roofline.config import conv_shapes
 from specbench.roofline.kernels import check_conv, check_gemm, precision_mode
-from specbench.roofline.measure import conv_shapes
 
 
 def test_cpu_ceilings_are_positive_and_come_from_the_sweep(cpu_roofline: Roofline) -> None:
