@@ -1,0 +1,169 @@
+"""Every SB-MLP finding code: one edit of a real MLPerf result that triggers it, with the exact codes found.
+
+The Gaudi2 submission imports with SB-EQV-002 (MLPerf descriptions state no precision) and one
+SB-MLP-003 per run (its logs carry no seed); the SMC one with the power findings of
+test_corpus.py. Each case adds exactly the codes it names to that baseline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlperf_support import SMC_RESULTS, edit_events, find
+
+from specbench.executors.files import write_manifest
+from specbench.mlperf import import_results
+from specbench.validator import CODES, validate_submission
+from specbench.validator.model import Report
+
+GAUDI_RESULTS = "results/HLS-Gaudi2-PT/resnet"
+GAUDI = Counter({"SB-EQV-002": 1, "SB-MLP-003": 5})
+SMC = Counter({"SB-MLP-005": 5, "SB-PWR-004": 5, "SB-PWR-005": 5, "SB-PWR-003": 4, "SB-EQV-002": 1})
+
+
+def _drop(result: str, key: str) -> Callable[[Path], None]:
+    return lambda tree: edit_events(tree / GAUDI_RESULTS / result, lambda ev: ev.pop(find(ev, key)))
+
+
+def _late_init_stop(tree: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        start = events[find(events, "init_start")]["time_ms"]
+        events[find(events, "init_stop")]["time_ms"] = start + 31 * 60_000
+
+    edit_events(tree / GAUDI_RESULTS / "result_1.txt", edit)
+
+
+def _block_before_run(tree: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        block = events.pop(find(events, "block_start"))
+        events.insert(find(events, "run_start"), block)
+
+    edit_events(tree / GAUDI_RESULTS / "result_1.txt", edit)
+
+
+def _reach_off_schedule(tree: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        for key in ("eval_start", "eval_stop", "eval_accuracy"):
+            events[find(events, key, epoch_num=35)]["metadata"]["epoch_num"] = 34
+
+    edit_events(tree / GAUDI_RESULTS / "result_0.txt", edit)
+
+
+def _first_eval_late(tree: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        for key in ("eval_start", "eval_stop", "eval_accuracy"):
+            events.pop(find(events, key, epoch_num=3))
+
+    edit_events(tree / GAUDI_RESULTS / "result_2.txt", edit)
+
+
+def _stop_with_start(tree: Path) -> None:
+    node = tree / SMC_RESULTS / "power" / "result_5800-240517143744812449396_1" / "node_1.txt"
+
+    def edit(events: list[dict[str, Any]]) -> None:
+        events[find(events, "power_measurement_stop")]["time_ms"] = events[0]["time_ms"]
+
+    edit_events(node, edit)
+
+
+def _changed_log(root: Path) -> None:
+    log = root / "mlperf-resnet50" / "run_2" / "log.txt"
+    log.write_bytes(log.read_bytes() + b"edited after the import\n")
+    write_manifest(root)
+
+
+def _unlisted_run(root: Path) -> None:
+    path = root / "import.json"
+    record = json.loads(path.read_text())
+    record["benchmarks"]["mlperf-resnet50"]["runs"].pop("run_5")
+    path.write_text(json.dumps(record))
+    write_manifest(root)
+
+
+@dataclass
+class Case:
+    name: str
+    org: str
+    source_edit: Callable[[Path], None] | None
+    added: Counter[str]
+    output_edit: Callable[[Path], None] | None = None
+    failed_run: int | None = None
+
+
+CASES = [
+    Case(
+        "MLP-001 cache_clear missing",
+        "gaudi",
+        _drop("result_2.txt", "cache_clear"),
+        Counter({"SB-MLP-001": 1}),
+        failed_run=3,
+    ),
+    Case("MLP-001 init over 30 min", "gaudi", _late_init_stop, Counter({"SB-MLP-001": 1}), failed_run=2),
+    Case("MLP-001 block before run_start", "gaudi", _block_before_run, Counter({"SB-MLP-001": 1}), failed_run=2),
+    Case(
+        "MLP-001 run_stop status", "gaudi", _drop("result_4.txt", "run_stop"), Counter({"SB-MLP-001": 1}), failed_run=5
+    ),
+    Case("MLP-002 target reached off schedule", "gaudi", _reach_off_schedule, Counter({"SB-MLP-002": 1}), failed_run=1),
+    Case("MLP-002 first evaluation late", "gaudi", _first_eval_late, Counter({"SB-MLP-002": 1})),
+    Case("MLP-003 no seed (baseline)", "gaudi", None, Counter()),
+    Case("MLP-004 log not verbatim", "gaudi", None, Counter({"SB-MLP-004": 1}), output_edit=_changed_log),
+    Case("MLP-004 run not recorded", "gaudi", None, Counter({"SB-MLP-004": 1}), output_edit=_unlisted_run),
+    Case("MLP-005 node_1 of one node (baseline)", "smc", None, Counter()),
+    Case("MLP-006 stop at the start", "smc", _stop_with_start, Counter({"SB-MLP-006": 1})),
+]
+
+
+def _run_case(case: Case, tree: Path, out: Path) -> Report:
+    if case.source_edit is not None:
+        case.source_edit(tree)
+    (system,) = import_results(tree.parent, out).systems
+    if case.output_edit is None:
+        return system.report
+    case.output_edit(system.imported.output)
+    return validate_submission(system.imported.output)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_case_adds_exactly_its_codes(case: Case, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    tree = request.getfixturevalue("gaudi_tree" if case.org == "gaudi" else "smc_tree")
+    report = _run_case(case, tree, tmp_path / "out")
+    base = GAUDI if case.org == "gaudi" else SMC
+    found = Counter(f.code for f in report.findings)
+    assert found == base + case.added, [f"{f.code} {f.location} {f.message}" for f in report.findings]
+    runs = report.benchmarks[0].runs
+    failed = [run.number for run in runs if run.status != "success"]
+    assert failed == ([case.failed_run] if case.failed_run else [])
+    for finding in report.findings:
+        assert "expected" in finding.message and finding.hint
+
+
+def test_every_mlperf_code_has_a_case() -> None:
+    covered = {code for case in CASES for code in case.added} | {"SB-MLP-003", "SB-MLP-005"}
+    assert covered == {code for code in CODES if code.startswith("SB-MLP-")}
+
+
+def test_a_failed_run_names_the_broken_rule(gaudi_tree: Path, tmp_path: Path) -> None:
+    _drop("result_2.txt", "cache_clear")(gaudi_tree)
+    (system,) = import_results(gaudi_tree.parent, tmp_path / "out").systems
+    (finding,) = [f for f in system.report.findings if f.code == "SB-MLP-001"]
+    assert finding.message == (
+        "expected cache_clear at least once, found none (MLPerf training_3.1.0/common.yaml); the run counts as failed"
+    )
+    run = system.report.benchmarks[0].runs[2]
+    assert run.reason == "MLPerf log rule broken: expected cache_clear at least once, found none"
+    assert (
+        system.entries[0].aggregate.dropped[-1] == "run_3"
+    )  # a failed run is the slowest, dropped by the olympic mean
+
+
+def test_two_failed_runs_make_the_submission_non_compliant(gaudi_tree: Path, tmp_path: Path) -> None:
+    _drop("result_2.txt", "cache_clear")(gaudi_tree)
+    _drop("result_4.txt", "run_stop")(gaudi_tree)
+    (system,) = import_results(gaudi_tree.parent, tmp_path / "out").systems
+    assert Counter(f.code for f in system.report.findings) == GAUDI + Counter({"SB-MLP-001": 2, "SB-RUN-002": 1})
