@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -116,7 +115,3 @@ def cache_and_free_bytes(torch: Any, device: Any) -> tuple[int, float]:
         props = torch.cuda.get_device_properties(device)
         return int(getattr(props, "L2_cache_size", 0) or 64 * 2**20), float(free)
     return cpu_cache_bytes(), _host_free_bytes()
-
-
-def default_threads() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -39,51 +39,68 @@ def _x_range(roofline: Roofline, points: list[WorkloadPoint]) -> tuple[float, fl
 
 
 def _roof(ax: Any, roofline: Roofline, lo: float, hi: float) -> None:
+    """The bandwidth slope in black up to the highest ridge, then one horizontal ceiling per precision."""
     memory = roofline.ceilings.memory
     bandwidth = memory.bytes_per_s
+    top = max(c.flops_per_s for c in roofline.ceilings.compute)
+    per_j = memory.power.work_per_j
+    energy = f", {eng(per_j, 'B/J')}" if per_j else ", B/J not measured"
+    ax.plot(
+        [lo, top / bandwidth],
+        [bandwidth * lo, top],
+        color="black",
+        linewidth=2,
+        label=f"copy {eng(bandwidth, 'B/s')}{energy}",
+    )
+    ax.annotate(
+        eng(bandwidth, "B/s"), (lo * 3, bandwidth * lo * 3), xytext=(6, -14), textcoords="offset points", fontsize=9
+    )
     for ceiling in sorted(roofline.ceilings.compute, key=lambda c: -c.flops_per_s):
-        ridge = ceiling.flops_per_s / bandwidth
-        xs = [lo, ridge, hi] if lo < ridge < hi else [lo, hi]
-        ys = [min(ceiling.flops_per_s, bandwidth * x) for x in xs]
         per_w = ceiling.power.work_per_j
         energy = f", {eng(per_w, 'FLOP/J')}" if per_w else ", FLOP/J not measured"
         label = f"{ceiling.precision} GEMM {eng(ceiling.flops_per_s, 'FLOP/s')}{energy}"
-        ax.plot(xs, ys, color=COLORS[ceiling.precision], linewidth=2, label=label)
+        ridge = ceiling.flops_per_s / bandwidth
+        ax.plot([ridge, hi], [ceiling.flops_per_s] * 2, color=COLORS[ceiling.precision], linewidth=2, label=label)
     for conv in roofline.ceilings.conv:
         if conv.direction != "training":
             continue
+        per_w = conv.power.work_per_j
+        energy = f", {eng(per_w, 'FLOP/J')}" if per_w else ", FLOP/J not measured"
+        label = f"{conv.precision} conv, ResNet-50 training mix {eng(conv.flops_per_s, 'FLOP/s')}{energy}"
         ridge = conv.flops_per_s / bandwidth
-        label = f"{conv.precision} conv, ResNet-50 training mix {eng(conv.flops_per_s, 'FLOP/s')}"
-        ax.plot([ridge, hi], [conv.flops_per_s] * 2, color=COLORS[conv.precision], linestyle="--", label=label)
-    per_j = memory.power.work_per_j
-    energy = f", {eng(per_j, 'B/J')}" if per_j else ", B/J not measured"
-    ax.plot([], [], color="black", linewidth=0, label=f"slope: copy {eng(bandwidth, 'B/s')}{energy}")
-    x_text = lo * 3
-    ax.annotate(
-        f"{eng(bandwidth, 'B/s')}",
-        (x_text, bandwidth * x_text),
-        rotation=0,
-        xytext=(6, -14),
-        textcoords="offset points",
-        fontsize=9,
-    )
+        ax.plot(
+            [ridge, hi],
+            [conv.flops_per_s] * 2,
+            color=COLORS[conv.precision],
+            linestyle=(0, (5, 3)),
+            linewidth=2.5,
+            zorder=3,
+            label=label,
+        )
 
 
-def _point(ax: Any, point: WorkloadPoint, index: int) -> None:
-    color = COLORS.get(point.ceiling_precision or "", "black")
-    x, y = point.intensity_flop_per_byte, point.flops_per_s
-    ax.errorbar(
-        [x],
-        [y],
-        xerr=[[0.0], [point.intensity_fused_flop_per_byte - x]],
-        fmt="o",
-        color=color,
-        markersize=8,
-        capsize=4,
-        label=f"[{index}] {point.label}: {eng(y, 'FLOP/s')}, {x:.3g} FLOP/B"
-        + (f", {point.fraction_of_attainable:.0%} of roof" if point.fraction_of_attainable else ""),
-    )
-    ax.annotate(f"[{index}]", (x, y), xytext=(6, 6), textcoords="offset points", fontsize=9)
+def _points(ax: Any, points: list[WorkloadPoint]) -> None:
+    """Each run as a marker with a bar to its fused intensity; runs at the same spot share one tag."""
+    tags: dict[tuple[float, float], tuple[float, float, list[int]]] = {}
+    for index, point in enumerate(points, start=1):
+        color = COLORS.get(point.ceiling_precision or "", "black")
+        x, y = point.intensity_flop_per_byte, point.flops_per_s
+        roof = f", {point.fraction_of_attainable:.0%} of roof" if point.fraction_of_attainable else ""
+        ax.errorbar(
+            [x],
+            [y],
+            xerr=[[0.0], [point.intensity_fused_flop_per_byte - x]],
+            fmt="o",
+            color=color,
+            markersize=8,
+            capsize=4,
+            zorder=4,
+            label=f"[{index}] {point.label}: {eng(y, 'FLOP/s')}, {x:.3g} FLOP/B{roof}",
+        )
+        tags.setdefault((round(x, 1), float(f"{y:.2g}")), (x, y, []))[2].append(index)
+    for x, y, indices in tags.values():
+        text = "[" + ",".join(str(i) for i in indices) + "]"
+        ax.annotate(text, (x, y), xytext=(6, 6), textcoords="offset points", fontsize=9)
 
 
 def render(roofline: Roofline) -> Any:
@@ -93,8 +110,7 @@ def render(roofline: Roofline) -> Any:
     points = drawn_points(roofline)
     lo, hi = _x_range(roofline, points)
     _roof(ax, roofline, lo, hi)
-    for index, point in enumerate(points, start=1):
-        _point(ax, point, index)
+    _points(ax, points)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)

@@ -3,9 +3,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from roofline_fixtures import CPU_SUBMISSION
+from roofline_fixtures import CPU_SUBMISSION, H200_ROOFLINE, H200_SUBMISSION
 
-from specbench.roofline import Roofline, place, save_plots
+from specbench.roofline import Roofline, place, read_roofline, save_plots
+from specbench.roofline.format import eng
 
 
 def _svg_text(path: Path) -> list[str]:
@@ -17,10 +18,10 @@ def test_png_and_svg_show_ceilings_slope_and_points(cpu_roofline: Roofline, tmp_
     png, svg = save_plots(placed, tmp_path)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     texts = _svg_text(svg)
-    legend = [t for t in texts if " GEMM " in t or t.startswith(("slope", "[1]"))]
+    legend = [t for t in texts if " GEMM " in t or t.startswith(("copy ", "[1]"))]
     assert any(t.startswith("fp32 GEMM ") and t.endswith("FLOP/J not measured") for t in legend)
     assert any(t.startswith("bf16 GEMM ") for t in legend)
-    assert any(t.startswith("slope: copy ") for t in legend)
+    assert any(t.startswith("copy ") and t.endswith("B/J not measured") for t in legend)
     assert any(t.startswith("[1] resnet50 run 1 (fp32, batch 32): ") and "of roof" in t for t in legend)
     assert any("fp32 conv, ResNet-50 training mix" in t for t in texts)
     assert any("analytical byte count" in t for t in texts)
@@ -30,3 +31,15 @@ def test_plot_without_workloads(cpu_roofline: Roofline, tmp_path: Path) -> None:
     png, svg = save_plots(cpu_roofline, tmp_path, stem="bare")
     assert (png.name, svg.name) == ("bare.png", "bare.svg")
     assert not any(t.startswith("[1]") for t in _svg_text(svg))
+
+
+def test_measured_energy_efficiency_is_in_the_legend(tmp_path: Path) -> None:
+    """Real data: the committed H200 roofline draws FLOP/J from its power windows and the H200 runs' points."""
+    roofline = place(read_roofline(H200_ROOFLINE), [H200_SUBMISSION])
+    bf16 = roofline.compute_ceiling("bf16")
+    assert bf16 is not None and bf16.power.work_per_j is not None
+    _, svg = save_plots(roofline, tmp_path)
+    texts = _svg_text(svg)
+    assert f"bf16 GEMM {eng(bf16.flops_per_s, 'FLOP/s')}, {eng(bf16.power.work_per_j, 'FLOP/J')}" in texts
+    assert "[1,2,3]" in texts
+    assert sum(t.startswith(("[1] caraml-resnet50", "[2] caraml-resnet50", "[3] caraml-resnet50")) for t in texts) == 3
