@@ -184,7 +184,7 @@ def place_run(roofline: Roofline, run: RunContext) -> WorkloadPoint:
     notes = [n for n in (counted.note,) if n]
     same = _same_device(roofline, run)
     if same is False:
-        used = run.accelerator_model or run.cpu_model or result.device_kind
+        used = (run.cpu_model if result.device_kind == "cpu" else run.accelerator_model) or result.device_kind
         notes.append(f"ran on {used}, not on {roofline.device.name}: not compared with these ceilings")
         ceiling = None
     elif ceiling is None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from roofline_fixtures import CPU_SUBMISSION, H200_ROOFLINE, H200_SUBMISSION
+from roofline_fixtures import H200_ROOFLINE, H200_SUBMISSION
 
 from specbench.roofline import Roofline, place, read_roofline, save_plots
 from specbench.roofline.format import eng
@@ -13,9 +13,11 @@ def _svg_text(path: Path) -> list[str]:
     return [el.text or "" for el in ET.parse(path).iter() if el.tag.endswith("text")]
 
 
-def test_png_and_svg_show_ceilings_slope_and_points(cpu_roofline: Roofline, tmp_path: Path) -> None:
-    placed = place(cpu_roofline, [CPU_SUBMISSION])
-    png, svg = save_plots(placed, tmp_path)
+def test_png_and_svg_show_ceilings_slope_and_points(
+    cpu_roofline: Roofline, local_cpu_submission: Path, tmp_path: Path
+) -> None:
+    placed = place(cpu_roofline, [local_cpu_submission])
+    png, svg = save_plots(placed, tmp_path / "plots")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     texts = _svg_text(svg)
     legend = [t for t in texts if " GEMM " in t or t.startswith(("copy ", "[1]"))]

@@ -12,8 +12,8 @@ from specbench.roofline import Roofline, place, read_roofline
 from specbench.roofline.resnet import resnet50_layers, training_bytes_per_sample
 
 
-def test_cpu_run_is_placed_under_the_cpu_roof(cpu_roofline: Roofline) -> None:
-    placed = place(cpu_roofline, [CPU_SUBMISSION])
+def test_cpu_run_is_placed_under_the_cpu_roof(cpu_roofline: Roofline, local_cpu_submission: Path) -> None:
+    placed = place(cpu_roofline, [local_cpu_submission])
     assert placed.workloads_skipped == []
     (point,) = placed.workloads
     result = json.loads((CPU_SUBMISSION / "resnet50" / "run_1" / "result.json").read_text())
@@ -28,10 +28,17 @@ def test_cpu_run_is_placed_under_the_cpu_roof(cpu_roofline: Roofline) -> None:
     roof = min(fp32.flops_per_s, cpu_roofline.ceilings.memory.bytes_per_s * point.intensity_flop_per_byte)
     assert point.attainable_flops_per_s == pytest.approx(roof)
     assert point.fraction_of_attainable == pytest.approx(point.flops_per_s / roof)
-    assert point.note is None
+    assert point.note is None and point.same_device is True
 
 
-def test_runs_of_another_device_are_listed_but_not_compared(cpu_roofline: Roofline) -> None:
+def test_runs_of_another_device_are_listed_but_not_compared(cpu_roofline: Roofline, tmp_path: Path) -> None:
+    other_cpu = tmp_path / "specbench" / "cpu-2core"
+    shutil.copytree(CPU_SUBMISSION, other_cpu)
+    system = other_cpu / "system.yaml"
+    system.write_text(system.read_text().replace("cpu_model: ", "cpu_model: Not This CPU "))
+    (cpu_point,) = place(cpu_roofline, [other_cpu]).workloads
+    assert cpu_point.same_device is False and cpu_point.attainable_flops_per_s is None
+    assert cpu_point.note is not None and cpu_point.note.startswith("ran on Not This CPU ")
     placed = place(cpu_roofline, [H200_SUBMISSION])
     assert [p.run for p in placed.workloads] == [1, 2, 3]
     for point in placed.workloads:
