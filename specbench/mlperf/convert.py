@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.executors.files import atomic_write_bytes, atomic_write_json, atomic_write_yaml, write_manifest
+from specbench.mlperf.check import declared_hyperparameters
 from specbench.mlperf.power import (
     NodeTrace,
     PowerLog,
@@ -233,7 +234,7 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Path) -> 
         data = read_bytes(path)
         logs.append((path, source_file(org, path, data), data, parse_log(_text(data))))
     first = logs[0][3] if logs else ParsedLog()
-    declared = _declared(resolved, first)
+    declared = declared_hyperparameters(resolved, first)
     meta = SubmissionMeta(
         format_version=1,
         spec_id=spec.id,
@@ -289,16 +290,6 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Path) -> 
         findings=findings,
     )
     return BenchmarkImport(spec.id, source.name, level, runs, record)
-
-
-def _declared(resolved: ResolvedSpec, log: ParsedLog) -> dict[str, Any]:
-    """Layer 8 as the first run logged it: every parameter the spec's workload rules name, first value."""
-    declared: dict[str, Any] = {}
-    for key in resolved.rules.get("workload", {}):
-        events = log.all(key)
-        if events and isinstance(events[0].value, (bool, int, float, str)):
-            declared[key] = events[0].value
-    return declared
 
 
 def _dataset(log: ParsedLog) -> dict[str, Any]:

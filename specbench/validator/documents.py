@@ -84,11 +84,19 @@ def _reject_constant(name: str) -> Any:
     raise _JsonValueError(f"{name} is not a number JSON allows; expected a finite number")
 
 
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates)
+"""One decoder for every call: json.loads would build a new one per call (most of the cost of a short line)."""
+
+
 def parse_json_text(text: str) -> Any:
     """Strict JSON: no NaN or Infinity, no duplicate keys, finite numbers only."""
-    return json.loads(
-        text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
-    )
+    try:
+        value, end = _STRICT.scan_once(text, 0)  # type: ignore[attr-defined]
+    except StopIteration:
+        return _STRICT.decode(text)  # leading whitespace or no value: decode says which, with its position
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        return _STRICT.decode(text)  # raises "Extra data" at its position
+    return value
 
 
 def _position(text: str, index: int) -> tuple[int, int]:

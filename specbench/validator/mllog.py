@@ -19,6 +19,7 @@ from specbench.validator.documents import parse_json_text
 TOKEN = ":::MLLOG "
 EVENT_TYPES = ("INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME")
 FIELDS = ("namespace", "time_ms", "event_type", "key", "value", "metadata")
+_FIELD_SET = frozenset(FIELDS)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,18 @@ def parse_line(line: str, number: int) -> LogEvent | LogProblem | None:
 
 
 def _check_fields(data: dict[str, Any]) -> str | None:
+    if data.keys() == _FIELD_SET:
+        time_ms, metadata = data["time_ms"], data["metadata"]
+        if (
+            type(time_ms) in (int, float)
+            and time_ms >= 0
+            and data["event_type"] in EVENT_TYPES
+            and type(data["key"]) is str
+            and data["key"]
+            and type(data["namespace"]) is str
+            and type(metadata) is dict
+        ):
+            return None
     missing = [name for name in FIELDS if name not in data]
     if missing:
         return f"expected fields {', '.join(FIELDS)}; missing {', '.join(missing)}"
