@@ -1,8 +1,10 @@
-"""`specbench execute`: run a spec on this machine into a submission folder."""
+"""`specbench execute`: run a spec on this machine (or through torchrun or Slurm) into a submission folder."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -15,13 +17,35 @@ def default_out() -> Path:
     return Path("submissions") / "local" / host
 
 
+def worker_args(
+    spec: str, profile: str, level: str | None, runs: int | None, out: Path, sets: tuple[str, ...],
+    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float,
+) -> list[str]:  # fmt: skip
+    """The `specbench execute` arguments each process of a launched job runs with (absolute paths)."""
+    args = [spec, "--profile", profile, "--out", str(out.resolve()), "--device", device, "--power", power]
+    args += ["--interval-ms", repr(interval_ms)]
+    if level:
+        args += ["--level", level]
+    if runs:
+        args += ["--runs", str(runs)]
+    for item in sets:
+        args += ["--set", item]
+    if data is not None:
+        args += ["--data", str(data.resolve())]
+    if synthetic:
+        args.append("--synthetic")
+    return args
+
+
 @click.command(
     name="execute",
     epilog="""\b
 Exit codes: 0 every run reached its target (or completed, for throughput);
 1 a run failed to reach its target; 2 unusable spec, options or data;
 3 a run crashed (out of memory, ...); 130 interrupted. Runs already in
---out are kept and counted: executing again continues with the next run.""",
+--out are kept and counted: executing again continues with the next run.
+Under torchrun or Slurm the exit code is torchrun's (non-zero if any
+process failed). See docs/execute.md and docs/distributed.md.""",
 )
 @click.argument("spec")
 @click.option("--profile", default="official", show_default=True, help="Profile: official, smoke, ...")
@@ -64,19 +88,46 @@ Exit codes: 0 every run reached its target (or completed, for throughput);
 @click.option(
     "--interval-ms", type=click.FloatRange(10, 60000), default=100.0, show_default=True, help="Power sampling period."
 )
+@click.option(
+    "--nproc-per-node",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Data-parallel processes per node, launched with torchrun (one per GPU; gloo on CPUs).",
+)
+@click.option(
+    "--nnodes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Nodes of a torchrun job (start the same command on each node).",
+)
+@click.option(
+    "--rdzv-endpoint",
+    default="localhost:29400",
+    show_default=True,
+    help="HOST:PORT of torchrun's rendezvous (the first node) for multi-node runs.",
+)
+@click.option("--slurm", is_flag=True, help="Write an sbatch script (srun + torchrun) and submit it with sbatch.")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, help="Slurm: nodes.")
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Slurm: GPUs per node (0 for a CPU job).",
+)
+@click.option("--partition", default=None, help="Slurm: partition.")
+@click.option("--time", "time_limit", default=None, help="Slurm: time limit, e.g. 01:00:00.")
+@click.option("--cpus-per-task", type=click.IntRange(min=1), default=None, help="Slurm: CPUs per node task.")
+@click.option("--dry-run", is_flag=True, help="Slurm: print the sbatch script instead of submitting it.")
+@click.option("--wait", is_flag=True, help="Slurm: block until the job ends (sbatch --wait) and exit with its code.")
 def command(
-    spec: str,
-    profile: str,
-    level: str | None,
-    runs: int | None,
-    out: Path | None,
-    sets: tuple[str, ...],
-    data: Path | None,
-    synthetic: bool,
-    device: str,
-    power: str,
-    interval_ms: float,
-) -> None:
+    spec: str, profile: str, level: str | None, runs: int | None, out: Path | None, sets: tuple[str, ...],
+    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float, nproc_per_node: int,
+    nnodes: int, rdzv_endpoint: str, slurm: bool, nodes: int, gpus_per_node: int, partition: str | None,
+    time_limit: str | None, cpus_per_task: int | None, dry_run: bool, wait: bool,
+) -> None:  # fmt: skip
     """Run SPEC (a file or a built-in id) and write a submission folder.
 
     The spec, profile, level and every --set are checked against the level's rules
@@ -85,24 +136,64 @@ def command(
     describe the machine, the configuration and every file's sha256.
 
     \b
-    Example (the CPU-sized embedded default, about a minute on 2 cores):
-      specbench execute resnet50 --profile smoke
+    Examples:
+      specbench execute resnet50 --profile smoke            # the embedded default, CPU
+      specbench execute caraml-resnet50 --nproc-per-node 8  # 8 GPUs, DDP over NCCL
+      specbench execute caraml-resnet50 --slurm --nodes 2 --gpus-per-node 4 --dry-run
     """
+    from specbench.executors import distributed
+
+    target = out or default_out()
+    args = worker_args(spec, profile, level, runs, target, sets, data, synthetic, device, power, interval_ms)
+    if slurm:
+        raise click.exceptions.Exit(
+            _slurm(args, spec, target, nodes, gpus_per_node, partition, time_limit, cpus_per_task, dry_run, wait)
+        )
+    if (nproc_per_node > 1 or nnodes > 1) and not distributed.inside_launcher():
+        launch = distributed.torchrun_command(args, nproc_per_node, nnodes, rdzv_endpoint, f"specbench-{spec}")
+        click.echo("launching: " + " ".join(launch), err=True)
+        raise click.exceptions.Exit(subprocess.call(launch))
     from specbench.executors.harness import ExecuteRequest, execute
 
     request = ExecuteRequest(
-        spec=spec,
-        out=out or default_out(),
-        profile=profile,
-        level=level,  # type: ignore[arg-type]
-        runs=runs,
-        sets=list(sets),
-        data=data,
-        synthetic=synthetic,
-        device=device,
-        power=power,
-        interval_ms=interval_ms,
-    )
+        spec=spec, out=target, profile=profile, level=level, runs=runs,  # type: ignore[arg-type]
+        sets=list(sets), data=data, synthetic=synthetic, device=device, power=power, interval_ms=interval_ms,
+    )  # fmt: skip
     code = execute(request)
-    click.echo(f"submission: {request.out}", err=True)
+    if request.dist.writer:
+        click.echo(f"submission: {request.out}", err=True)
     raise click.exceptions.Exit(code)
+
+
+def _slurm(
+    args: list[str], spec: str, out: Path, nodes: int, gpus_per_node: int, partition: str | None,
+    time_limit: str | None, cpus_per_task: int | None, dry_run: bool, wait: bool,
+) -> int:  # fmt: skip
+    from specbench.executors import distributed
+    from specbench.executors.files import atomic_write_text
+
+    nproc = max(1, gpus_per_node)
+    log_dir = out.resolve().parent / f"{out.resolve().name}.slurm"  # beside the submission, not inside it
+    script = distributed.sbatch_script(
+        args, job_name=f"specbench-{spec}"[:64], nodes=nodes, gpus_per_node=gpus_per_node, nproc_per_node=nproc,
+        partition=partition, time_limit=time_limit, cpus_per_task=cpus_per_task, log_dir=str(log_dir),
+    )  # fmt: skip
+    if dry_run:
+        click.echo(script, nl=False)
+        return 0
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = log_dir / f"specbench-{spec}.sbatch"
+    atomic_write_text(path, script)
+    submit = ["sbatch", "--parsable", *(["--wait"] if wait else []), str(path)]
+    click.echo(f"wrote {path}; submitting: {' '.join(submit)}", err=True)
+    try:
+        proc = subprocess.run(submit, capture_output=True, text=True)
+    except FileNotFoundError:
+        from specbench.errors import UsageError
+
+        raise UsageError("sbatch not found: run on a Slurm login node, or use --dry-run to print the script") from None
+    sys.stderr.write(proc.stderr)
+    job = proc.stdout.strip().split(";")[0]
+    if job:
+        click.echo(f"job {job}: output in {log_dir}", err=True)
+    return proc.returncode

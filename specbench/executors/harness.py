@@ -29,8 +29,12 @@ from specbench.errors import SpecbenchError, UsageError
 from specbench.executors import get_executor
 from specbench.executors.base import Executor, RunOutcome
 from specbench.executors.config import RunConfig, build_configs
+from specbench.executors.distributed import Dist
+from specbench.executors.distributed import from_env as dist_from_env
+from specbench.executors.distributed import init as dist_init
+from specbench.executors.distributed import shutdown as dist_shutdown
 from specbench.executors.files import atomic_write_json, atomic_write_yaml, write_manifest
-from specbench.executors.mlperf_log import RunLog
+from specbench.executors.mlperf_log import NullLog, RunLog
 from specbench.executors.progress import Progress
 from specbench.spec.loader import load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
@@ -69,6 +73,7 @@ class ExecuteRequest:
     power: str = "auto"
     interval_ms: float = 100.0
     progress: Progress | None = None
+    dist: Dist = field(default_factory=Dist)
 
 
 @dataclass
@@ -80,12 +85,13 @@ class RunContext:
     device: str
     seed: int
     run_dir: Path
-    log: RunLog
+    log: RunLog | NullLog
     progress: Progress
     data: Path | None
     synthetic: bool
     sync: Callable[[], None]
     sampler: Any
+    dist: Dist = field(default_factory=Dist)
     started_wall: float | None = None
     started_mono: float | None = None
     stopped_mono: float | None = None
@@ -104,8 +110,9 @@ class RunContext:
         return self.config.settings
 
     def run_start(self) -> None:
-        """Synchronize, open the power window, log run_start."""
+        """Synchronize every rank, open the power window, log run_start."""
         self.sync()
+        self.dist.barrier()
         if self.sampler is not None:
             self.sampler.window_start()
         self.started_mono = time.monotonic()
@@ -114,8 +121,9 @@ class RunContext:
         self.progress.start_clock()
 
     def run_stop(self, success: bool) -> None:
-        """Synchronize, close the power window, log run_stop with its status."""
+        """Synchronize every rank, close the power window, log run_stop with its status."""
         self.sync()
+        self.dist.barrier()
         if self.sampler is not None:
             self.window = self.sampler.window_stop()
         self.stopped_mono = time.monotonic()
@@ -308,42 +316,92 @@ def _open_meters(request: ExecuteRequest, required: bool) -> tuple[list[Any], st
 
 
 def execute(request: ExecuteRequest) -> int:
-    """Run a spec into a submission folder; returns the exit code."""
+    """Run a spec into a submission folder; returns the exit code (on every rank of a distributed run)."""
     loaded = load_spec(request.spec)
     resolved = resolve(loaded, request.profile, request.level)
     spec = resolved.spec
     executor = get_executor(spec.workload.executor)
     device = _device(request.device)
+    dist = request.dist if request.dist.active else dist_from_env()
+    request.dist = dist
     executor.check(resolved, device, request.synthetic, request.data)
     configs = build_configs(resolved, executor.options, request.sets, device, executor.defaults)
+    for config in configs:
+        batch = config.hyperparameters.get("global_batch_size")
+        if dist.world > 1 and isinstance(batch, int) and batch % dist.world:
+            raise UsageError(
+                f"global_batch_size {batch} does not split evenly over {dist.world} processes; choose a multiple of {dist.world}"
+            )
     org, system = _org_system(request.out)
-    progress = request.progress or Progress()
+    progress = request.progress or (Progress() if dist.writer else Progress(quiet=True))
     runs_wanted = request.runs or spec.measurement.runs.count
-    meters, unmeasured = _open_meters(request, spec.measurement.power.required and resolved.ranked)
+    dist_init(dist, device)
+    try:
+        meters: list[Any] = []
+        unmeasured: str | None = "not measured: this rank does not own the node's devices"
+        if dist.owner:
+            meters, unmeasured = _open_meters(request, spec.measurement.power.required and resolved.ranked)
+        return _execute_all(
+            request, resolved, executor, configs, device, org, system, runs_wanted, meters, unmeasured, progress
+        )
+    finally:
+        dist_shutdown(dist)
 
+
+def _describe(request: ExecuteRequest, org: str, system: str, device: str) -> dict[str, Any]:
+    """system.yaml: node 0's layers with job-wide totals, and each node's own layers under `per_node`."""
     from specbench.executors.sysinfo import describe_system
 
-    request.out.mkdir(parents=True, exist_ok=True)
-    description = describe_system(org, system, device).model_dump(mode="json")
-    system_file = request.out / "system.yaml"
-    if system_file.exists():
-        _check_same(system_file, description, "system", ["system", "submitter"])
-        existing_layers = _read_yaml_layers(system_file)
-        for layer in ("hardware", "accelerator_libraries"):
-            for key in ("accelerator_model", "accelerator_count", "cuda_version", "rocm_version"):
-                if key in existing_layers.get(layer, {}) and existing_layers[layer][key] != description["layers"][
-                    layer
-                ].get(key):
-                    raise UsageError(
-                        f"{system_file} describes other hardware or libraries ({layer}.{key} differs); use a new --out"
-                    )
-    else:
-        atomic_write_yaml(system_file, description)
+    dist = request.dist
+    mine = describe_system(org, system, device, dist.world).model_dump(mode="json") if dist.owner else None
+    gathered = dist.gather(mine)
+    if gathered is None:
+        return {}
+    nodes = [d for d in gathered if d is not None]
+    description = nodes[0]
+    if dist.nnodes > 1 or dist.active:
+        description["nodes"] = dist.nnodes
+        hardware = description["layers"]["hardware"]
+        hardware["nodes"] = dist.nnodes
+        hardware["accelerator_count"] = sum(int(n["layers"]["hardware"].get("accelerator_count") or 0) for n in nodes)
+        description["layers"]["communication"] = {
+            "backend": "nccl" if device == "cuda" else "gloo",
+            "world_size": dist.world,
+        }
+        description["declared"] = {**description.get("declared", {}), "processes": dist.world}
+        if len(nodes) > 1:
+            description["per_node"] = [n["layers"] for n in nodes]
+    return description
 
+
+def _execute_all(
+    request: ExecuteRequest,
+    resolved: ResolvedSpec,
+    executor: Executor,
+    configs: list[RunConfig],
+    device: str,
+    org: str,
+    system: str,
+    runs_wanted: int,
+    meters: list[Any],
+    unmeasured: str | None,
+    progress: Progress,
+) -> int:
+    dist = request.dist
+    description = _describe(request, org, system, device)
+    problem = None
+    if dist.writer:
+        try:
+            _write_system(request.out, description)
+        except UsageError as err:
+            problem = str(err)
+    problem = dist.broadcast(problem)
+    if problem:
+        raise UsageError(problem)
     exit_code = 0
     try:
         for config in configs:
-            bench_dir = request.out / f"{spec.id}{config.suffix}"
+            bench_dir = request.out / f"{resolved.spec.id}{config.suffix}"
             code = _execute_config(
                 request,
                 resolved,
@@ -363,8 +421,27 @@ def execute(request: ExecuteRequest) -> int:
         from specbench.power import close_meters
 
         close_meters(meters)
-        write_manifest(request.out)
+        if dist.writer:
+            write_manifest(request.out)
     return exit_code
+
+
+def _write_system(out: Path, description: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    system_file = out / "system.yaml"
+    if not system_file.exists():
+        atomic_write_yaml(system_file, description)
+        return
+    _check_same(system_file, description, "system", ["system", "submitter", "nodes"])
+    existing_layers = _read_yaml_layers(system_file)
+    for layer in ("hardware", "accelerator_libraries"):
+        for key in ("accelerator_model", "accelerator_count", "cuda_version", "rocm_version"):
+            if key in existing_layers.get(layer, {}) and existing_layers[layer][key] != description["layers"][
+                layer
+            ].get(key):
+                raise UsageError(
+                    f"{system_file} describes other hardware or libraries ({layer}.{key} differs); use a new --out"
+                )
 
 
 def _read_yaml_layers(path: Path) -> dict[str, dict[str, Any]]:
@@ -405,23 +482,34 @@ def _execute_config(
         layers=config.layers(),  # type: ignore[arg-type]
         dataset=dataset,
     ).model_dump(mode="json")
-    meta_file = bench_dir / "submission.yaml"
-    if meta_file.exists():
-        _check_same(
-            meta_file,
-            meta,
-            "configuration",
-            ["spec_sha256", "level", "profile", "hyperparameters", "layers", "dataset"],
-        )
-    else:
-        atomic_write_yaml(meta_file, meta)
-    next_run, completed, seeds = reconcile_runs(bench_dir)
+    dist = request.dist
+    decision: tuple[int, int, list[int]] | str | None = None
+    if dist.writer:
+        try:
+            meta_file = bench_dir / "submission.yaml"
+            if meta_file.exists():
+                _check_same(
+                    meta_file,
+                    meta,
+                    "configuration",
+                    ["spec_sha256", "level", "profile", "hyperparameters", "layers", "dataset"],
+                )
+            else:
+                atomic_write_yaml(meta_file, meta)
+            decision = reconcile_runs(bench_dir)
+        except UsageError as err:
+            decision = str(err)
+    decision = dist.broadcast(decision)
+    if isinstance(decision, str):
+        raise UsageError(decision)
+    assert decision is not None
+    next_run, completed, seeds = decision
     if completed >= runs_wanted:
         progress.message(f"{bench_dir}: {completed} of {runs_wanted} runs already complete; nothing to do")
         return 0
     exit_code = 0
     while completed < runs_wanted:
-        seed = _fresh_seed(seeds)
+        seed = dist.broadcast(_fresh_seed(seeds))
         seeds.append(seed)
         progress.label = f"[{spec.id}{config.suffix} run {next_run}] "
         result = _one_run(
@@ -443,7 +531,8 @@ def _execute_config(
         next_run += 1
         if result.status != "success":
             exit_code = 1
-        write_manifest(request.out)
+        if dist.writer:
+            write_manifest(request.out)
     return exit_code
 
 
@@ -472,17 +561,20 @@ def _one_run(
     from specbench.power import PowerSampler
 
     spec = resolved.spec
-    run_dir.mkdir(parents=True, exist_ok=False)
+    dist = request.dist
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    atomic_write_json(
-        run_dir / "state.json",
-        {"status": "running", "pid": os.getpid(), "host": socket.gethostname(), "started_at": started},
-    )
-    log = RunLog(run_dir / "log.txt")
+    if dist.writer:
+        run_dir.mkdir(parents=True, exist_ok=False)
+        atomic_write_json(
+            run_dir / "state.json",
+            {"status": "running", "pid": os.getpid(), "host": socket.gethostname(), "started_at": started},
+        )
+    dist.barrier()
+    log: RunLog | NullLog = RunLog(run_dir / "log.txt") if dist.writer else NullLog()
     sync = _sync_fn(device)
     sampler = PowerSampler(meters, interval_s=request.interval_ms / 1000.0) if meters else None
     ctx = RunContext(
-        resolved, config, device, seed, run_dir, log, progress, request.data, request.synthetic, sync, sampler
+        resolved, config, device, seed, run_dir, log, progress, request.data, request.synthetic, sync, sampler, dist
     )
     outcome: RunOutcome | None = None
     failure: BaseException | None = None
@@ -510,10 +602,18 @@ def _one_run(
     finally:
         if sampler is not None:
             sampler.stop()
-            sampler.write_trace(run_dir)
     if failure is not None and ctx.started_mono is not None and ctx.stop_status is None:
         with suppress(Exception):
             ctx.run_stop(success=False)
+    if dist.active and failure is None:
+        _gather_power(ctx, sampler, run_dir)
+    elif sampler is not None:
+        sampler.write_trace(run_dir)
+    if not dist.writer:
+        if failure is not None:
+            raise failure
+        assert outcome is not None
+        return _result(ctx, resolved, number, seed, started, outcome, None, meters, unmeasured)
     result = _result(ctx, resolved, number, seed, started, outcome, failure, meters, unmeasured)
     atomic_write_json(run_dir / "result.json", result.model_dump(mode="json"))
     atomic_write_json(
@@ -540,6 +640,22 @@ def _one_run(
     return result
 
 
+def _gather_power(ctx: RunContext, sampler: Any, run_dir: Path) -> None:
+    """Bring every node owner's trace and window to rank 0, which writes one trace with node ids."""
+    from specbench.executors.powermerge import merge_node_traces
+
+    part = None
+    if sampler is not None:
+        part = {"node": ctx.dist.node, "metadata": sampler.metadata(), "samples": sampler.samples, "window": ctx.window}
+    parts = ctx.dist.gather(part)
+    if parts is None:
+        return
+    owners = [p for p in parts if p is not None]
+    if not owners:
+        return
+    ctx.window = merge_node_traces(owners, run_dir)
+
+
 def _sync_fn(device: str) -> Callable[[], None]:
     if device == "cuda":
         import torch
@@ -549,7 +665,7 @@ def _sync_fn(device: str) -> Callable[[], None]:
 
 
 def _log_header(
-    log: RunLog,
+    log: RunLog | NullLog,
     resolved: ResolvedSpec,
     config: RunConfig,
     org: str,
@@ -570,8 +686,10 @@ def _log_header(
     log.event(c.TRAIN_SAMPLES, dataset_train)
     log.event(c.EVAL_SAMPLES, dataset_eval)
     log.event(c.GRADIENT_ACCUMULATION_STEPS, int(config.hyperparameters.get("gradient_accumulation_steps", 1)))
+    logged = {c.SEED, c.TRAIN_SAMPLES, c.EVAL_SAMPLES, c.GRADIENT_ACCUMULATION_STEPS}
     for key, value in config.hyperparameters.items():
-        log.event(key, value)
+        if key not in logged:
+            log.event(key, value)
 
 
 def _result(
@@ -638,7 +756,7 @@ def _result(
         steps=outcome.steps if outcome else None,
         samples_processed=samples,
         sample_unit=spec.workload.sample_unit,
-        devices=1,
+        devices=ctx.dist.world,
         device_kind=ctx.device,
         synthetic_data=bool(spec.workload.dataset.synthetic or ctx.synthetic),
         flops_per_sample=flops_per_sample,

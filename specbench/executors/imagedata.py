@@ -59,25 +59,28 @@ class TensorBatches:
     batch_size: int
     drop_last: bool
     seed: int
+    rank: int = 0
+    world: int = 1
 
     def __len__(self) -> int:
         n = self.images.shape[0]
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
     def epoch(self, epoch: int, shuffle: bool = True) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """Global batches of `batch_size`; with several ranks, this rank's contiguous share of each."""
         n = self.images.shape[0]
-        order = (
-            torch.randperm(n, generator=torch.Generator().manual_seed(self.seed + epoch))
-            if shuffle
-            else torch.arange(n)
-        )
+        generator = torch.Generator().manual_seed(self.seed + epoch)
+        order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
         for i in range(len(self)):
             index = order[i * self.batch_size : (i + 1) * self.batch_size]
-            yield self.images[index], self.labels[index]
+            share = math.ceil(len(index) / self.world)
+            index = index[self.rank * share : (self.rank + 1) * share]
+            if len(index):
+                yield self.images[index], self.labels[index]
 
 
 def imagenet_loaders(
-    root: Path, batch_size: int, eval_batch_size: int, workers: int, seed: int, pin: bool
+    root: Path, batch_size: int, eval_batch_size: int, workers: int, seed: int, pin: bool, rank: int = 0, world: int = 1
 ) -> tuple[Any, Any]:
     """DataLoaders over an ImageFolder tree with `train/` and `val/` (one folder per class)."""
     import torchvision.transforms as T
@@ -96,6 +99,17 @@ def imagenet_loaders(
     common: dict[str, Any] = {"num_workers": workers, "pin_memory": pin, "persistent_workers": workers > 0}
     if workers > 0:
         common["prefetch_factor"] = 4
+    if world > 1:
+        from torch.utils.data.distributed import DistributedSampler
+
+        sampler: DistributedSampler[Any] = DistributedSampler(
+            train, num_replicas=world, rank=rank, shuffle=True, seed=seed, drop_last=True
+        )
+        shard = torch.utils.data.Subset(val, list(range(rank, len(val), world)))
+        return (
+            torch.utils.data.DataLoader(train, batch_size=batch_size, sampler=sampler, drop_last=True, **common),
+            torch.utils.data.DataLoader(shard, batch_size=eval_batch_size, **common),
+        )
     train_loader = torch.utils.data.DataLoader(
         train,
         batch_size=batch_size,

@@ -61,3 +61,36 @@ class RunLog:
     def close(self) -> None:
         self._logger.removeHandler(self._handler)
         self._handler.close()
+
+
+class NullLog:
+    """The log of a rank that does not write (every rank but 0 in a distributed run)."""
+
+    def __init__(self) -> None:
+        self.constants = _mllog_constants()
+
+    @staticmethod
+    def now_ms() -> int:
+        return int(time.time() * 1000)
+
+    def event(
+        self, key: str, value: Any = None, metadata: dict[str, Any] | None = None, time_ms: int | None = None
+    ) -> None:
+        pass
+
+    def start(
+        self, key: str, value: Any = None, metadata: dict[str, Any] | None = None, time_ms: int | None = None
+    ) -> None:
+        pass
+
+    def end(
+        self, key: str, value: Any = None, metadata: dict[str, Any] | None = None, time_ms: int | None = None
+    ) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _mllog_constants() -> Any:
+    return _mllog().constants

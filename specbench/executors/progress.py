@@ -18,7 +18,10 @@ def _clock(seconds: float | None) -> str:
 class Progress:
     """Reports step, rate, quality, power and ETA of a run."""
 
-    def __init__(self, stream: TextIO | None = None, plain_every_s: float = 10.0, label: str = "") -> None:
+    def __init__(
+        self, stream: TextIO | None = None, plain_every_s: float = 10.0, label: str = "", quiet: bool = False
+    ) -> None:
+        self.quiet = quiet
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.plain_every_s = plain_every_s
@@ -47,6 +50,8 @@ class Progress:
         parts.append(f"{power_w:.0f} W" if power_w is not None else "power n/a")
         parts.append(f"ETA {_clock(eta)}")
         line = " | ".join(parts)
+        if self.quiet:
+            return
         if self.tty:
             self.stream.write("\r\x1b[2K" + line)
             self.stream.flush()
@@ -67,6 +72,8 @@ class Progress:
 
     def message(self, text: str) -> None:
         """A line that stays, even on a TTY."""
+        if self.quiet:
+            return
         if self._open_line:
             self.stream.write("\n")
             self._open_line = False

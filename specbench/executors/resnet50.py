@@ -164,31 +164,45 @@ class ResNet50Executor:
         )
         model = model.to(device, memory_format=memory_format)
         batch = int(ctx.hyperparameters["global_batch_size"])
+        local_batch = batch // ctx.dist.world
         optimizer = _optimizer(ctx, model)
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
         autocast = (lambda: torch.autocast(ctx.device, dtype=dtype)) if dtype else contextlib.nullcontext
         scaler = torch.amp.GradScaler(ctx.device) if precision == "fp16" else None
+        if ctx.dist.active:
+            from torch.nn.parallel import DistributedDataParallel
+
+            model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)  # type: ignore[assignment]
         compile_mode = ctx.settings.get("compile_mode") or "none"
         if compile_mode != "none":
             model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
         train = val = synthetic = None
         if spec.kind == "throughput" or ctx.synthetic:
             shape = dataset.sample_shape or [3, 224, 224]
-            x = torch.randn(batch, *shape, device=device).contiguous(memory_format=memory_format)
-            y = torch.randint(0, classes, (batch,), device=device)
+            x = torch.randn(local_batch, *shape, device=device).contiguous(memory_format=memory_format)
+            y = torch.randint(0, classes, (local_batch,), device=device)
             synthetic = (x, y)
             steps_per_epoch = max(1, dataset.train_samples // batch)
         elif ctx.data is not None:
             workers = int(ctx.settings.get("num_workers") or 0)
-            train, val = imagenet_loaders(ctx.data, batch, batch, workers, ctx.seed, pin=ctx.device == "cuda")
+            train, val = imagenet_loaders(
+                ctx.data,
+                local_batch,
+                local_batch,
+                workers,
+                ctx.seed,
+                pin=ctx.device == "cuda",
+                rank=ctx.dist.rank,
+                world=ctx.dist.world,
+            )
             steps_per_epoch = len(train)
         else:
             shape = dataset.sample_shape or [3, 32, 32]
             x, y = generate_images(dataset.train_samples, shape, classes, TRAIN_SEED)
             vx, vy = generate_images(dataset.eval_samples, shape, classes, EVAL_SEED)
-            train = TensorBatches(x, y, batch, drop_last=True, seed=ctx.seed)
-            val = TensorBatches(vx, vy, batch, drop_last=False, seed=0)
+            train = TensorBatches(x, y, batch, drop_last=True, seed=ctx.seed, rank=ctx.dist.rank, world=ctx.dist.world)
+            val = TensorBatches(vx, vy, batch, drop_last=False, seed=0, rank=ctx.dist.rank, world=ctx.dist.world)
             steps_per_epoch = len(train)
         state = State(
             model, optimizer, criterion, scaler, autocast, memory_format, train, val, batch, steps_per_epoch, synthetic
@@ -261,7 +275,7 @@ def _learning_rate(ctx: RunContext, step: int, total_steps: int, steps_per_epoch
     return 0.5 * base * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
-def _evaluate(state: State, device: torch.device) -> float:
+def _evaluate(state: State, device: torch.device, ctx: RunContext) -> float:
     state.model.eval()
     correct = total = 0
     batches = state.val.epoch(0, shuffle=False) if isinstance(state.val, TensorBatches) else state.val
@@ -272,7 +286,8 @@ def _evaluate(state: State, device: torch.device) -> float:
             correct += int((state.model(images).argmax(1) == labels).sum())
             total += labels.numel()
     state.model.train()
-    return correct / max(1, total)
+    summed_correct, summed_total = ctx.dist.all_sum([float(correct), float(total)])
+    return summed_correct / max(1.0, summed_total)
 
 
 def _eval_due(epoch: int, every: float, offset: float, last: bool) -> bool:
@@ -296,6 +311,9 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
     epoch = 0
     for epoch in range(1, budget + 1):
         ctx.log.start(c.EPOCH_START, metadata={"epoch_num": epoch})
+        sampler = getattr(state.train, "sampler", None)
+        if hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(epoch)  # type: ignore[union-attr]
         batches = state.train.epoch(epoch) if isinstance(state.train, TensorBatches) else state.train
         epoch_t0 = time.monotonic()
         for index, (images, labels) in enumerate(batches):
@@ -303,7 +321,7 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
                 group["lr"] = _learning_rate(ctx, step, total_steps, state.steps_per_epoch)
             _step(state, images, labels, device)
             step += 1
-            samples += labels.shape[0]
+            samples += state.batch_size
             rate = (index + 1) * state.batch_size / max(1e-9, time.monotonic() - epoch_t0)
             ctx.progress.update(
                 stage=f"epoch {epoch}/{budget} step {index + 1}/{state.steps_per_epoch}",
@@ -317,7 +335,7 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
         ctx.log.end(c.EPOCH_STOP, metadata={"epoch_num": epoch})
         if _eval_due(epoch, every, offset, epoch == budget):
             ctx.log.start(c.EVAL_START, metadata={"epoch_num": epoch})
-            value = _evaluate(state, device)
+            value = _evaluate(state, device, ctx)
             reached = ctx.evaluated(epoch=epoch, step=step, samples=samples, value=value)
             ctx.log.end(c.EVAL_STOP, metadata={"epoch_num": epoch})
             quality_text = f"{spec.quality.metric} {value:.4f}/{spec.quality.target}"
