@@ -1,0 +1,319 @@
+"""The llm-gpt executor on the CPU: the smoke profile to its loss target, sweeps, token files, options, training math."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("mlperf_logging")
+
+from specbench.cli import main  # noqa: E402
+from specbench.executors import harness, llm_gpt  # noqa: E402
+from specbench.executors import tokens as tok  # noqa: E402
+from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
+from specbench.scoring.flops import GptShape  # noqa: E402
+from specbench.spec.result import RunResult  # noqa: E402
+from specbench.spec.system import SubmissionMeta  # noqa: E402
+from specbench.spec.yamlio import load_yaml  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+TINY_TOKENS_PER_STEP = 16 * 128
+
+
+def results(bench: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(bench.glob("run_*/result.json"))]
+
+
+def events(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line.split(" ", 1)[1]) for line in log.read_text().splitlines() if line.startswith(":::MLLOG ")]
+
+
+@pytest.fixture(scope="module")
+def quick_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """specs/llm-gpt.yaml with a smoke profile of 3 timed steps on a small generated set (rules unchanged)."""
+    text = (REPO / "specs" / "llm-gpt.yaml").read_text()
+    for old, new in (
+        ("extends: ../rules/hpcai500.yaml", "extends: hpcai500"),
+        ("train_samples: 262144", "train_samples: 16384"),
+        ("eval_samples: 16384", "eval_samples: 2048"),
+        ("warmup_steps: 2\n", "warmup_steps: 1\n"),
+        ("measure_steps: 80\n", "measure_steps: 3\n"),
+        ("eval_every_steps: 20", "eval_every_steps: 2"),
+    ):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path_factory.mktemp("spec") / "llm-gpt-quick.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    train, held_out = tok.generated_splits(16384, 2048)
+    folder = tmp_path_factory.mktemp("data") / "text"
+    tok.write_token_file(folder, train, held_out, 256, "generated for tests")
+    return folder
+
+
+def test_smoke_profile_trains_to_its_loss_target_and_validates(tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "cpu-box"
+    args = ["execute", "llm-gpt", "--profile", "smoke", "--level", "free", "--power", "none", "--out", str(out)]
+    assert main(args) == 0
+    bench = out / "llm-gpt"
+    (result,) = results(bench)
+    RunResult.model_validate(result)
+    assert result["status"] == "success"
+    quality = result["quality"]
+    assert quality["metric"] == "eval_loss" and quality["direction"] == "lower" and quality["target"] == 2.0
+    assert quality["reached"] and quality["best"] <= 2.0
+    curve = [p["value"] for p in quality["curve"]]
+    assert [p["step"] for p in quality["curve"]] == [20, 40, 60, 80]
+    assert curve[0] < np.log(256) and curve[-1] < curve[0]
+    assert result["samples_processed"] == 80 * TINY_TOKENS_PER_STEP and result["sample_unit"] == "token"
+    assert result["model_flops"] == pytest.approx(2970624 * 80 * TINY_TOKENS_PER_STEP)
+    assert result["throughput"]["samples_per_s"] == pytest.approx(result["samples_processed"] / result["duration_s"])
+    assert 0 < result["throughput"]["step_time_s_median"] < result["duration_s"]
+    meta = SubmissionMeta.model_validate(load_yaml(bench / "submission.yaml").data)
+    train, held_out = tok.generated_splits(262144, 16384)
+    assert meta.dataset["sha256"] == tok.arrays_sha256(train, held_out)
+    assert meta.dataset["name"] == "specbench-generated-text" and meta.variant == "tiny"
+    logged = {e["key"]: e for e in events(bench / "run_1" / "log.txt")}
+    assert logged["hardware_flops_per_sample"]["value"] == pytest.approx(
+        6 * (2 * 12 * 128 * 128 + 256 * 128) + 12 * 2 * 128 * 128
+    )
+    assert logged["gradient_accumulation_steps"]["value"] == 1
+    from specbench.validator.validate import validate_submission
+
+    report = validate_submission(out)
+    assert [f"{f.code} {f.message}" for f in report.findings if f.severity == "error"] == []
+
+
+def test_the_default_level_refuses_the_tiny_smoke_model_naming_the_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["execute", "llm-gpt", "--profile", "smoke", "--power", "none", "--out", str(tmp_path / "a" / "b")]
+    assert main(args) == 2
+    assert "sequence_length=128 breaks rules.workload.sequence_length (layer 8, workload) at level system" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_global_batch_sweep_on_a_token_file_accumulates_gradients(quick_spec: Path, token_file: Path) -> None:
+    out = token_file.parent / "acme" / "box"
+    args = [
+        "execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--power", "none", "--out", str(out),
+        "--data", str(token_file), "--set", "global_batch_size=4,8", "--set", "micro_batch_size=4",
+    ]  # fmt: skip
+    assert main(args) == 0
+    digest, _ = tok.scan(tok.open_token_file(token_file))
+    for batch, accumulation in ((4, 1), (8, 2)):
+        bench = out / f"llm-gpt--global_batch_size={batch},micro_batch_size=4"
+        meta = SubmissionMeta.model_validate(load_yaml(bench / "submission.yaml").data)
+        assert meta.hyperparameters["gradient_accumulation_steps"] == accumulation
+        assert meta.hyperparameters["micro_batch_size"] == 4
+        assert meta.dataset["sha256"] == digest and meta.dataset["synthetic"] is False
+        assert meta.dataset["path"] == str((token_file / "tokens.bin").resolve())
+        (result,) = results(bench)
+        assert result["status"] == "success" and result["synthetic_data"] is True  # the spec's smoke data flag
+        assert result["samples_processed"] == 3 * batch * 128
+        logged = events(bench / "run_1" / "log.txt")
+        assert [e["value"] for e in logged if e["key"] == "gradient_accumulation_steps"] == [accumulation]
+        assert [e["metadata"]["samples_count"] for e in logged if e["key"] == "block_stop"] == [3 * batch * 128]
+        assert len([e for e in logged if e["key"] == "eval_accuracy"]) == 1
+
+
+class ConstantMeter(Meter):
+    """A 300 W device whose energy counter advances with the monotonic clock."""
+
+    kind = "constant"
+
+    def __init__(self) -> None:
+        super().__init__([Device(key="gpu0", meter="constant", scope="accelerator")])
+        self.t0 = time.monotonic()
+
+    def read(self) -> list[PowerValues]:
+        elapsed = time.monotonic() - self.t0
+        return [PowerValues(power_instant_w=300.0, power_average_w=300.0, energy_j=100.0 + 300.0 * elapsed)]
+
+    def _shutdown(self) -> None:
+        pass
+
+
+def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
+    quick_spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harness, "_open_meters", lambda *args, **kwargs: ([ConstantMeter()], None))
+    out = tmp_path / "acme" / "box"
+    args = ["execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--synthetic", "--out", str(out)]
+    assert main([*args, "--set", "activation_checkpointing=true", "--set", "precision=bf16"]) == 0
+    (result,) = results(out / "llm-gpt")
+    assert result["quality"] is None
+    power = result["power"]
+    assert power["measured"] and power["mean_power_w"] == pytest.approx(300.0, rel=1e-3)
+    assert power["energy_j"] / result["samples_processed"] == pytest.approx(
+        300.0 / result["throughput"]["samples_per_s"], rel=1e-2
+    )
+    meta = load_yaml(out / "llm-gpt" / "submission.yaml").data
+    assert meta["dataset"] == {
+        "name": "synthetic-tokens",
+        "generator": "torch.randint",
+        "vocab_size": 256,
+        "synthetic": True,
+    }
+    assert (
+        meta["hyperparameters"]["activation_checkpointing"] is True and meta["hyperparameters"]["precision"] == "bf16"
+    )
+    assert meta["layers"]["framework"] == {"compile_mode": "none", "fused_optimizer": False}
+    assert meta["layers"]["parallelism_precision"] == {"vocab_padding": 1}
+    logged = {e["key"]: e["value"] for e in events(out / "llm-gpt" / "run_1" / "log.txt")}
+    assert logged["attention_kernel"] == "sdpa (PyTorch chooses the kernel)"
+    recompute = 2 * (2 * 8 * 128 * 128 + 4 * 128 * 128)
+    assert logged["hardware_flops_per_sample"] == pytest.approx(2970624 - 6 * (2 * 13 * 128 + 256) + recompute)
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (["global_batch_size=6", "micro_batch_size=4"], "global_batch_size 6 is not a multiple of micro_batch_size 4"),
+        (["attention=cudnn"], "attention=cudnn needs a CUDA GPU"),
+        (["attention=xformers"], "attention='xformers': expected one of sdpa, flash, cudnn, eager"),
+        (["compile_mode=fast"], "--set compile_mode=fast: expected one of none, default, max-autotune-no-cudagraphs"),
+        (["vocab_padding=0"], "vocab_padding must be a positive integer, found 0"),
+        (["model=9B"], "--set model=9B: spec 'llm-gpt' has the variants 800M, 13B, 175B, tiny"),
+        (["gradient_accumulation_steps=2"], "--set gradient_accumulation_steps: unknown parameter"),
+    ],
+)
+def test_bad_configurations_are_refused_before_anything_runs(
+    quick_spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], sets: list[str], message: str
+) -> None:
+    out = tmp_path / "acme" / "box"
+    args = ["execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--power", "none", "--out", str(out)]
+    for item in sets:
+        args += ["--set", item]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+    assert not list(out.glob("*/run_*"))
+
+
+def test_a_token_file_whose_size_disagrees_with_its_sidecar_is_refused(
+    quick_spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad"
+    tok.write_token_file(path, np.arange(1000) % 256, np.arange(10), 256, "s")
+    with (path / "tokens.bin").open("ab") as handle:
+        handle.write(b"\0")
+    args = ["execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--power", "none"]
+    assert main([*args, "--out", str(tmp_path / "a" / "b"), "--data", str(path)]) == 2
+    assert "expected 1010 uint16 tokens (2020 bytes) as tokens.json says, found 2021 bytes" in capsys.readouterr().err
+
+
+# the training step's arithmetic
+
+
+def plan(**changes: Any) -> llm_gpt.Plan:
+    fields: dict[str, Any] = {
+        "variant": "t",
+        "shape": GptShape(hidden=32, layers=2, heads=2, sequence=16, vocab=200),
+        "global_batch": 4,
+        "micro_batch": 4,
+        "accumulation": 1,
+        "precision": "fp32",
+        "attention": "sdpa",
+        "compile_mode": "none",
+        "checkpointing": False,
+        "fused_optimizer": False,
+        "padded_vocab": 200,
+    }
+    return llm_gpt.Plan(**{**fields, **changes})
+
+
+HP = {"dropout": 0.0, "learning_rate": 1e-3, "grad_clip_norm": 0.0}
+
+
+def state_for(p: llm_gpt.Plan, windows: np.ndarray, seed: int = 0) -> llm_gpt.State:
+    torch.manual_seed(seed)
+    model = llm_gpt.build_model(p, HP, "cpu")
+    optimizer = llm_gpt.build_optimizer(model, HP, p)
+    micro = (llm_gpt._to_device(windows[i : i + p.micro_batch], "cpu") for i in range(0, len(windows), p.micro_batch))
+    autocast: Any = contextlib.nullcontext
+    if p.precision != "fp32":
+        dtype = torch.bfloat16 if p.precision == "bf16" else torch.float16
+        autocast = lambda: torch.autocast("cpu", dtype=dtype)  # noqa: E731
+    scaler = torch.amp.GradScaler("cpu") if p.precision == "fp16" else None
+    return llm_gpt.State(p, model, optimizer, scaler, autocast, llm_gpt.output_loss, micro, None, 1000, 10)
+
+
+def windows(count: int = 4, seed: int = 0) -> np.ndarray:
+    return np.random.Generator(np.random.PCG64(seed)).integers(0, 200, (count, 17)).astype(np.int64)
+
+
+def test_accumulating_two_micro_batches_equals_one_batch_of_both() -> None:
+    data = windows()
+    whole, split = state_for(plan(), data), state_for(plan(micro_batch=2, accumulation=2), data)
+    loss_whole, loss_split = llm_gpt.train_step(whole, HP), llm_gpt.train_step(split, HP)
+    assert float(loss_whole) == pytest.approx(float(loss_split), rel=1e-5)
+    for a, b in zip(whole.model.parameters(), split.model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    assert whole.step == split.step == 1
+
+
+def test_padding_the_vocabulary_leaves_the_model_and_its_gradients_unchanged() -> None:
+    data = windows()
+    plain, padded = state_for(plan(), data), state_for(plan(padded_vocab=256), data)
+    with torch.no_grad():
+        padded.model.transformer.wte.weight[:200] = plain.model.transformer.wte.weight
+        for a, b in zip(plain.model.transformer.h.parameters(), padded.model.transformer.h.parameters(), strict=True):
+            b.copy_(a)
+        padded.model.transformer.wpe.weight.copy_(plain.model.transformer.wpe.weight)
+    inputs, targets = llm_gpt._to_device(data, "cpu")
+    losses = [llm_gpt.forward_loss(s, inputs, targets) for s in (plain, padded)]
+    torch.testing.assert_close(losses[0], losses[1])
+    losses[1].backward()
+    grad = padded.model.transformer.wte.weight.grad
+    assert grad is not None and torch.count_nonzero(grad[200:]) == 0 and torch.count_nonzero(grad[:200]) > 0
+    assert padded.model.lm_head.weight is padded.model.transformer.wte.weight
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+def test_each_precision_takes_a_finite_step_that_moves_the_weights(precision: str) -> None:
+    state = state_for(plan(precision=precision), windows())
+    before = [p.detach().clone() for p in state.model.parameters()]
+    loss = llm_gpt.train_step(state, HP)
+    assert torch.isfinite(loss)
+    assert any(not torch.equal(a, b) for a, b in zip(before, state.model.parameters(), strict=True))
+
+
+def test_compiled_blocks_share_one_graph_and_match_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regional compilation: every block reuses one compiled graph; the output layer with the loss is a second."""
+    from torch._dynamo.utils import counters
+
+    data = windows()
+    eager = state_for(plan(), data)
+    compiled = state_for(plan(compile_mode="default"), data)
+    torch._dynamo.reset()
+    counters.clear()
+    compiled.loss_fn = llm_gpt.compile_regions(compiled.model, "default", backend="aot_eager")
+    inputs, targets = llm_gpt._to_device(data, "cpu")
+    expected = llm_gpt.forward_loss(eager, inputs, targets)
+    got = llm_gpt.forward_loss(compiled, inputs, targets)
+    torch.testing.assert_close(got, expected)
+    assert counters["stats"]["unique_graphs"] == 2
+    assert sum(counters["recompiles"].values()) == 0
+    torch._dynamo.reset()
+
+
+def test_learning_rate_warms_up_linearly_then_decays_to_the_floor() -> None:
+    hp = {"learning_rate": 1.0, "min_learning_rate": 0.1, "lr_warmup_steps": 4}
+    lrs = [llm_gpt.learning_rate(hp, step, 14) for step in range(15)]
+    assert lrs[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert lrs[4] == pytest.approx(1.0) and lrs[9] == pytest.approx(0.55) and lrs[14] == pytest.approx(0.1)
+    assert all(a >= b for a, b in itertools.pairwise(lrs[4:]))
