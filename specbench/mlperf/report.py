@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from specbench.mlperf.convert import BenchmarkImport, RunImport, SystemImport
 from specbench.mlperf.importer import ImportOutcome, SystemOutcome
+from specbench.mlperf.source import natural_key
 from specbench.validator.findings import Finding
 from specbench.validator.model import Report
 
@@ -66,7 +67,7 @@ def _coverage(run: RunImport) -> str:
         if item.uncovered_start_s is None or item.uncovered_stop_s is None:
             parts.append(f"{item.device}: no reading in the run")
         else:
-            parts.append(f"-{item.uncovered_start_s:.2f} s / -{item.uncovered_stop_s:.2f} s")
+            parts.append(f"{item.uncovered_start_s:.2f} s / {item.uncovered_stop_s:.2f} s")
     return "; ".join(parts)
 
 
@@ -102,7 +103,7 @@ def _score_line(system: SystemOutcome, bench: str) -> str:
         value = values.get(metric)
         return "n/a" if value is None else f"{spec.format(value * scale)} {unit}"
 
-    used = ", ".join(entry.aggregate.used) or "none"
+    used = ", ".join(sorted(entry.aggregate.used, key=natural_key)) or "none"
     line = (
         f"score ({entry.key.profile}, {'olympic mean of ' if len(entry.aggregate.used) > 1 else ''}{used}): "
         f"time to train {fmt('time_s', 1, 's', '{:,.1f}')}, Valid FLOPS {fmt('valid_flops_per_s', 1e-12, 'TFLOP/s')}, "
