@@ -14,11 +14,13 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from mlperf_support import CORPUS, SMC, SMC_RESULTS, Imported
 
 from specbench.scoring.leaderboard import build
 from specbench.validator import discover, validate_many
+from specbench.validator.mlperf import ImportRecord
 
 FLOPS_PER_IMAGE = 24299077632
 TRAIN_IMAGES = 1281167
@@ -233,3 +235,12 @@ def test_result_json_carries_what_the_log_shows(imported: Imported) -> None:
         if e["key"] == "seed"
     )
     assert ok["quality"]["curve"][0]["epoch"] == 3 and ok["seed"] == seed
+
+
+def test_import_records_match_their_json_schema(imported: Imported) -> None:
+    schema = ImportRecord.model_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for system in imported.outcome.systems:
+        record = json.loads((system.imported.output / "import.json").read_text())
+        jsonschema.validate(record, schema)
+        assert record["format"] == "specbench.mlperf-import" and record["format_version"] == 1
