@@ -185,6 +185,7 @@ def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
     [
         (["global_batch_size=6", "micro_batch_size=4"], "global_batch_size 6 is not a multiple of micro_batch_size 4"),
         (["attention=cudnn"], "attention=cudnn needs a CUDA GPU"),
+        (["attention=flash"], "attention=flash needs a CUDA GPU; on the CPU use sdpa"),
         (["attention=xformers"], "attention='xformers': expected one of sdpa, flash, cudnn, eager"),
         (["compile_mode=fast"], "--set compile_mode=fast: expected one of none, default, max-autotune-no-cudagraphs"),
         (["vocab_padding=0"], "vocab_padding must be a positive integer, found 0"),

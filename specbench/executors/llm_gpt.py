@@ -187,8 +187,11 @@ def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
         if value not in allowed or type(value) is not type(allowed[0]):
             raise UsageError(f"{name}={value!r}: expected one of {', '.join(map(str, allowed))}")
         choices[name] = value
-    if choices["attention"] == "cudnn" and device != "cuda":
-        raise UsageError("attention=cudnn needs a CUDA GPU; use sdpa, flash or eager on the CPU")
+    if choices["attention"] in ("flash", "cudnn") and device != "cuda":
+        raise UsageError(
+            f"attention={choices['attention']} needs a CUDA GPU; on the CPU use sdpa (it picks its flash kernel "
+            "where that applies) or eager"
+        )
     padding = _positive_int(_value(config, "vocab_padding", device), "vocab_padding")
     return Plan(
         variant=variant,
