@@ -19,6 +19,7 @@ Target (issue 9): specbench at least 10x the files per second of mlperf_logging'
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -94,6 +95,9 @@ def main() -> None:
     size = sum(p.stat().st_size for p, _ in files)
     lines = sum(p.read_bytes().count(b"\n") for p, _ in files)
     first_s, _ = timed(lambda: ours(files))
+    theirs(files[:1])
+    gc.collect()
+    gc.freeze()  # the modules both sides loaded are not rescanned by every collection, for either side
     jobs: dict[str, Callable[[], object]] = {
         "specbench": lambda: ours(files),
         "mlperf_logging": lambda: theirs(files),
@@ -109,6 +113,7 @@ def main() -> None:
     median = {name: statistics.median(values) for name, values in times.items()}
     rate = {name: len(files) / median[name] for name in jobs}
     ratio = rate["specbench"] / rate["mlperf_logging"]
+    best_ratio = min(times["mlperf_logging"]) / min(times["specbench"])
 
     print(f"corpus: {args.corpus} ({len(files)} result files, {lines} lines, {size / 1e6:.2f} MB)")
     print(
@@ -124,7 +129,10 @@ def main() -> None:
             f"{name:>14}: median {median[name]:.4f} s over {args.rounds} rounds ({spread}), {rate[name]:,.1f} files/s"
         )
     verdict = "meets" if ratio >= TARGET_RATIO else "misses"
-    print(f"specbench / mlperf_logging = {ratio:.1f}x files/s; target >= {TARGET_RATIO:g}x: {verdict}")
+    print(
+        f"specbench / mlperf_logging = {ratio:.1f}x files/s (medians; {best_ratio:.1f}x of the fastest rounds); "
+        f"target >= {TARGET_RATIO:g}x: {verdict}"
+    )
     if args.json:
         data = {
             "files": len(files),
@@ -135,6 +143,7 @@ def main() -> None:
             "median_s": median,
             "files_per_s": rate,
             "ratio": ratio,
+            "ratio_fastest_rounds": best_ratio,
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
         }

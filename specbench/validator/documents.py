@@ -65,11 +65,14 @@ def decode(raw: bytes, file: str, findings: Findings) -> str | None:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise _JsonValueError(f"duplicate key {key!r}")
-        out[key] = value
+        seen.add(key)
     return out
 
 
