@@ -1,8 +1,8 @@
 """Every SB-MLP finding code: one edit of a real MLPerf result that triggers it, with the exact codes found.
 
-The Gaudi2 submission imports with SB-EQV-002 (MLPerf descriptions state no precision) and one
-SB-MLP-003 per run (its logs carry no seed); the SMC one with the power findings of
-test_corpus.py. Each case adds exactly the codes it names to that baseline.
+The Gaudi2 submission imports with one SB-MLP-003 per run (its logs carry no seed) and nothing
+else; the SMC one with the power findings of test_corpus.py. Each case adds exactly the codes it
+names to that baseline.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from specbench.validator import CODES, validate_submission
 from specbench.validator.model import Report
 
 GAUDI_RESULTS = "results/HLS-Gaudi2-PT/resnet"
-GAUDI = Counter({"SB-EQV-002": 1, "SB-MLP-003": 5})
-SMC = Counter({"SB-MLP-005": 5, "SB-PWR-004": 5, "SB-PWR-005": 5, "SB-PWR-003": 4, "SB-EQV-002": 1})
+GAUDI = Counter({"SB-MLP-003": 5})
+SMC = Counter({"SB-MLP-005": 5, "SB-PWR-004": 5, "SB-PWR-005": 5, "SB-PWR-003": 4})
 
 
 def _drop(result: str, key: str) -> Callable[[Path], None]:
