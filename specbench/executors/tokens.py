@@ -126,11 +126,19 @@ def open_token_file(path: Path) -> TokenFile:
 
 
 def scan(file: TokenFile) -> tuple[str, int]:
-    """sha256 of the .bin file and its largest token id, in one streaming pass."""
+    """sha256 of the .bin file and its largest token id, in one streaming pass (remembered per file version)."""
+    stat = file.path.stat()
+    return _scan(str(file.path.resolve()), file.dtype, stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _scan(path: str, dtype: str, size: int, mtime_ns: int) -> tuple[str, int]:
     digest = hashlib.sha256()
     largest = -1
-    for start in range(0, len(file.tokens), _CHUNK_TOKENS):
-        chunk = np.asarray(file.tokens[start : start + _CHUNK_TOKENS])
+    count = size // DTYPES[dtype].itemsize
+    tokens = np.memmap(path, dtype=DTYPES[dtype], mode="r", shape=(count,)) if count else np.zeros(0)
+    for start in range(0, count, _CHUNK_TOKENS):
+        chunk = np.asarray(tokens[start : start + _CHUNK_TOKENS])
         digest.update(chunk.tobytes())
         largest = max(largest, int(chunk.max()))
     return digest.hexdigest(), largest
