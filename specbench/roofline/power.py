@@ -8,6 +8,7 @@ and why, never zero.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 from specbench.roofline.format import PowerMeasure
@@ -57,13 +58,18 @@ class PowerWindows:
         """Run `kernel` for about `hold_s` inside a window; energy, mean power and work per joule."""
         if self.sampler is None:
             return self.not_measured()
-        calls = max(1, math.ceil(self.hold_s / max(time_per_call_s, 1e-9)))
+        chunk = max(1, math.ceil(self.hold_s / max(time_per_call_s, 1e-9) / 4))
         kernel(0)
         timer.sync()
         self.sampler.window_start()
-        for i in range(calls):
-            kernel(i)
-        timer.sync()
+        started, calls = time.monotonic(), 0
+        while True:  # in chunks until the window has lasted hold_s, however fast or slow the calls run now
+            for _ in range(chunk):
+                kernel(calls)
+                calls += 1
+            timer.sync()
+            if time.monotonic() - started >= self.hold_s:
+                break
         window = self.sampler.window_stop()
         return self._from_window(window, calls * work_per_call)
 
