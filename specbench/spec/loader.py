@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -297,17 +296,6 @@ def apply_profile(loaded: LoadedSpec, profile: str) -> Spec:
         if p[:3] == prefix:
             positions[p[3:]] = pos
     return validate_model(Spec, Document(data, loaded.document.file, positions))
-
-
-_SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-
-
-def is_identifier(text: str) -> bool:
-    return bool(_SAFE_ID.match(text))
-
-
-def format_problems(problems: list[Problem]) -> str:
-    return "\n".join(p.render() for p in problems)
 
 
 __all__ = [
