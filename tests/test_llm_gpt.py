@@ -173,7 +173,7 @@ def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
         meta["hyperparameters"]["activation_checkpointing"] is True and meta["hyperparameters"]["precision"] == "bf16"
     )
     assert meta["layers"]["framework"] == {"compile_mode": "none", "fused_optimizer": False}
-    assert meta["layers"]["parallelism_precision"] == {"vocab_padding": 1}
+    assert meta["layers"]["parallelism_precision"] == {"vocab_padding": 1, "parallelism": "ddp"}
     logged = {e["key"]: e["value"] for e in events(out / "llm-gpt" / "run_1" / "log.txt")}
     assert logged["attention_kernel"] == "sdpa (PyTorch chooses the kernel)"
     recompute = 2 * (2 * 8 * 128 * 128 + 4 * 128 * 128)

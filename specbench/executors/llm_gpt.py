@@ -31,6 +31,7 @@ from specbench.errors import UsageError
 from specbench.executors import tokens as tokdata
 from specbench.executors.base import RunOutcome
 from specbench.executors.config import Option, RunConfig
+from specbench.executors.distributed import from_env as dist_from_env
 from specbench.executors.harness import RunContext
 from specbench.scoring.flops import GptShape
 from specbench.spec.resolve import ResolvedSpec
@@ -75,6 +76,15 @@ OPTIONS = {
         None,
         1,
         128,
+    ),
+    "parallelism": Option(
+        "parallelism",
+        "parallelism_precision",
+        "across processes: ddp (weights replicated, gradients all-reduced) or fsdp (weights, gradients and "
+        "optimizer state sharded with FSDP2's fully_shard per transformer block)",
+        ("ddp", "fsdp"),
+        "ddp",
+        "ddp",
     ),
     "compile_mode": Option(
         "compile_mode",
@@ -124,6 +134,8 @@ class Plan:
     checkpointing: bool
     fused_optimizer: bool
     padded_vocab: int
+    world: int = 1
+    parallelism: str = "ddp"
 
     @property
     def tokens_per_step(self) -> int:
@@ -175,13 +187,21 @@ def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
     global_batch = _positive_int(config.hyperparameters.get("global_batch_size"), "global_batch_size")
     micro = _value(config, "micro_batch_size", device)
     micro = global_batch if micro is None else _positive_int(micro, "micro_batch_size")
-    if global_batch % micro:
+    world = dist_from_env().world
+    if global_batch % (micro * world):
         raise UsageError(
-            f"global_batch_size {global_batch} is not a multiple of micro_batch_size {micro}; "
-            "on one device global_batch_size = micro_batch_size x gradient accumulation steps"
+            f"global_batch_size {global_batch} is not a multiple of micro_batch_size {micro} x {world} processes; "
+            "global_batch_size = micro_batch_size x gradient accumulation steps x processes"
         )
     choices: dict[str, Any] = {}
-    for name in ("precision", "attention", "compile_mode", "activation_checkpointing", "fused_optimizer"):
+    for name in (
+        "precision",
+        "attention",
+        "compile_mode",
+        "activation_checkpointing",
+        "fused_optimizer",
+        "parallelism",
+    ):
         value = _value(config, name, device)
         allowed = OPTIONS[name].choices or ()
         if value not in allowed or type(value) is not type(allowed[0]):
@@ -198,13 +218,15 @@ def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
         shape=shape,
         global_batch=global_batch,
         micro_batch=micro,
-        accumulation=global_batch // micro,
+        accumulation=global_batch // (micro * world),
         precision=choices["precision"],
         attention=choices["attention"],
         compile_mode=choices["compile_mode"],
         checkpointing=choices["activation_checkpointing"],
         fused_optimizer=choices["fused_optimizer"],
         padded_vocab=-(-shape.vocab // padding) * padding,
+        world=world,
+        parallelism=choices["parallelism"],
     )
 
 
@@ -320,6 +342,51 @@ def compile_regions(
     for block in model.transformer.h:  # type: ignore[union-attr]
         block.compile(mode=mode, backend=backend)
     return torch.compile(output_loss, mode=mode, backend=backend)
+
+
+class LossModel(torch.nn.Module):
+    """The decoder and its loss as one module, so DDP and FSDP see every forward of the training step."""
+
+    def __init__(self, model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor], vocab: int) -> None:
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+        self.vocab = vocab
+
+    def forward(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        model: Any = self.model
+        hidden = model.transformer(input_ids=inputs, use_cache=False).last_hidden_state
+        return self.loss_fn(model.lm_head, hidden, targets, self.vocab)
+
+
+def data_parallel(
+    plan: Plan, model: torch.nn.Module, loss_fn: Callable[..., torch.Tensor], dist: Any, device: str
+) -> torch.nn.Module:
+    """DDP around the decoder and its loss, or FSDP2: fully_shard on each block, then on the whole."""
+    wrapper = LossModel(model, loss_fn, plan.shape.vocab)
+    if plan.parallelism == "fsdp":
+        try:
+            from torch.distributed.fsdp import fully_shard
+        except ImportError:  # torch < 2.6 keeps FSDP2 under _composable
+            from torch.distributed._composable.fsdp import fully_shard  # type: ignore[no-redef]
+        for block in model.transformer.h:  # type: ignore[union-attr]
+            fully_shard(block)
+        fully_shard(wrapper)
+        return wrapper
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel(wrapper, device_ids=[dist.local_rank] if device == "cuda" else None)
+
+
+def _gradient_sync(state: State, last: bool) -> Any:
+    """Skip the all-reduce on all but the last micro-batch of a step (DDP's no_sync, FSDP's requires_gradient_sync)."""
+    wrapped = state.wrapped
+    if wrapped is None:
+        return contextlib.nullcontext()
+    if state.plan.parallelism == "fsdp":
+        wrapped.set_requires_gradient_sync(last)  # type: ignore[operator]
+        return contextlib.nullcontext()
+    return contextlib.nullcontext() if last else wrapped.no_sync()  # type: ignore[operator]
 
 
 def learning_rate(hyperparameters: dict[str, Any], step: int, total_steps: int) -> float:
@@ -459,9 +526,12 @@ class State:
     train_tokens: int
     total_steps: int
     step: int = 0
+    wrapped: torch.nn.Module | None = None
 
 
 def forward_loss(state: State, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    if state.wrapped is not None:
+        return state.wrapped(inputs, targets)
     model: Any = state.model
     hidden = model.transformer(input_ids=inputs, use_cache=False).last_hidden_state
     return state.loss_fn(model.lm_head, hidden, targets, state.plan.shape.vocab)
@@ -473,12 +543,13 @@ def train_step(state: State, hyperparameters: dict[str, Any]) -> torch.Tensor:
     for group in state.optimizer.param_groups:
         group["lr"] = learning_rate(hyperparameters, state.step, state.total_steps)
     total: torch.Tensor | None = None
-    for _ in range(plan.accumulation):
+    for index in range(plan.accumulation):
         inputs, targets = next(state.batches)
-        with state.autocast():
-            loss = forward_loss(state, inputs, targets)
-        scaled = loss / plan.accumulation
-        (state.scaler.scale(scaled) if state.scaler is not None else scaled).backward()
+        with _gradient_sync(state, index == plan.accumulation - 1):
+            with state.autocast():
+                loss = forward_loss(state, inputs, targets)
+            scaled = loss / plan.accumulation
+            (state.scaler.scale(scaled) if state.scaler is not None else scaled).backward()
         total = loss.detach() if total is None else total + loss.detach()
     clip = float(hyperparameters.get("grad_clip_norm", DEFAULTS["grad_clip_norm"]))
     if state.scaler is not None:
@@ -523,8 +594,6 @@ class LlmGptExecutor:
     def check(self, resolved: ResolvedSpec, device: str, synthetic: bool, data: Path | None, world: int = 1) -> None:
         self.device = device
         spec = resolved.spec
-        if world > 1:
-            raise UsageError(f"the llm-gpt executor trains on one device; this launch has {world} processes")
         if spec.kind != "throughput" or spec.throughput is None:
             raise UsageError(f"the llm-gpt executor runs throughput specs; {spec.id!r} is {spec.kind}")
         if not spec.workload.variants:
@@ -562,26 +631,31 @@ class LlmGptExecutor:
         torch.manual_seed(ctx.seed)
         _restrict_sdpa(plan.attention)
         model = build_model(plan, ctx.hyperparameters, ctx.device)
-        optimizer = build_optimizer(model, ctx.hyperparameters, plan)
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(plan.precision)
         autocast: Callable[[], Any] = (
             (lambda: torch.autocast(ctx.device, dtype=dtype)) if dtype is not None else contextlib.nullcontext
         )
         scaler = torch.amp.GradScaler(ctx.device) if plan.precision == "fp16" else None
         loss_fn = compile_regions(model, plan.compile_mode)
+        wrapped = data_parallel(plan, model, loss_fn, ctx.dist, ctx.device) if ctx.dist.active else None
+        optimizer = build_optimizer(wrapped if wrapped is not None else model, ctx.hyperparameters, plan)
         kind = _data_kind(ctx.resolved, ctx.data, ctx.synthetic)
         held_out: tokdata.Windows | None = None
         if kind == "random":
-            batches = _random_batches(plan, ctx.device, ctx.seed)
+            batches = _random_batches(plan, ctx.device, ctx.seed + ctx.dist.rank)
             train_tokens = spec.workload.dataset.train_samples
         else:
             tokens = load_tokens(ctx.resolved, ctx.data, plan.shape.sequence, plan.shape.vocab)
-            batches = (_to_device(w, ctx.device) for w in tokens.train.shuffled(plan.micro_batch, ctx.seed))
+            batches = (
+                _to_device(w, ctx.device) for w in tokens.train.shuffled(plan.micro_batch, ctx.seed + ctx.dist.rank)
+            )
             train_tokens = int(tokens.facts["train_samples"])
             if spec.quality is not None and tokens.eval.count:
                 held_out = tokens.eval
         total_steps = spec.throughput.warmup_steps + spec.throughput.measure_steps
-        state = State(plan, model, optimizer, scaler, autocast, loss_fn, batches, held_out, train_tokens, total_steps)
+        state = State(
+            plan, model, optimizer, scaler, autocast, loss_fn, batches, held_out, train_tokens, total_steps, 0, wrapped
+        )
         self._log_facts(ctx, state)
         for step in range(spec.throughput.warmup_steps):
             train_step(state, ctx.hyperparameters)

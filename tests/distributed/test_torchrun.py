@@ -99,3 +99,23 @@ def test_launch_commands_use_torchrun() -> None:
     )
     assert "srun --kill-on-bad-exit=1" in script and "--nnodes=$SLURM_NNODES" in script
     assert "--rdzv-endpoint=$HEAD:29500" in script and "--rdzv-id=$SLURM_JOB_ID" in script
+
+
+@pytest.mark.parametrize(("parallelism", "port"), [("ddp", "29421"), ("fsdp", "29422")])
+def test_llm_data_parallel_reaches_its_loss_target(parallelism: str, port: str, tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    out = tmp_path / "acme" / parallelism
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    command = [
+        sys.executable, "-m", "specbench.cli", "execute", "llm-gpt", "--profile", "smoke", "--level", "free",
+        "--power", "none", "--nproc-per-node", "2", "--rdzv-endpoint", f"localhost:{port}",
+        "--set", "micro_batch_size=8", "--set", f"parallelism={parallelism}", "--out", str(out),
+    ]  # fmt: skip
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((out / "llm-gpt" / "run_1" / "result.json").read_text())
+    assert result["devices"] == 2 and result["quality"]["reached"]
+    assert result["settings"]["parallelism"] == parallelism
+    assert result["hyperparameters"]["gradient_accumulation_steps"] == 1  # 16 = 8 per micro-batch x 2 processes
+    report = validate_submission(out)
+    assert report.compliant(), [f.to_dict() for f in report.findings]
