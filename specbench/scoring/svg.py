@@ -81,7 +81,11 @@ def line_chart(
     )
     for name, x in (markers or {}).items():
         out.append(f'<line x1="{sx(x):.1f}" y1="{top}" x2="{sx(x):.1f}" y2="{height - bottom}" class="marker"/>')
-        out.append(f'<text x="{sx(x) + 3:.1f}" y="{top + 10}" class="tick">{escape(name)}</text>')
+        near_right = sx(x) > width - right - 70
+        anchor, dx = ("end", -3) if near_right else ("start", 3)
+        out.append(
+            f'<text x="{sx(x) + dx:.1f}" y="{top + 10}" class="tick" text-anchor="{anchor}">{escape(name)}</text>'
+        )
     if hline:
         out.append(
             f'<line x1="{left}" y1="{sy(hline[1]):.1f}" x2="{width - right}" y2="{sy(hline[1]):.1f}" class="target"/>'
