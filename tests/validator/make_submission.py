@@ -11,7 +11,6 @@ power.json like the sampler's, window energy by `EnergyAccumulator`), result.jso
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import math
@@ -22,6 +21,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from specbench.executors import files
 from specbench.power.base import Device, DeviceState, PowerValues
 from specbench.power.energy import EnergyAccumulator
 from specbench.power.sampler import Window
@@ -470,15 +470,7 @@ def _cells(values: PowerValues) -> tuple[float | None, float | None, float | Non
 
 def write_manifest(root: Path) -> None:
     """manifest.json: sha256 and size of every other file under ORG/SYSTEM (a test re-signs mutations with it)."""
-    files = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
-        rel = path.relative_to(root).as_posix()
-        if rel == "manifest.json":
-            continue
-        data = path.read_bytes()
-        files[rel] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    manifest = {"format_version": 1, "algorithm": "sha256", "files": files}
-    (root / "manifest.json").write_text(_json_text(manifest), encoding="utf-8")
+    files.write_manifest(root)
 
 
 def make_submission(out: Path, options: Options | None = None, **changes: Any) -> Path:
