@@ -69,6 +69,19 @@ def synthetic_sample(height: int, width: int, rng: np.random.Generator) -> tuple
     return fields, labels
 
 
+def generate_arrays(count: int, size: tuple[int, int], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`count` samples in memory: fields (count, H, W, 16) float32 and labels (count, H, W) int64."""
+    rng = np.random.default_rng(seed)
+    pairs = [synthetic_sample(size[0], size[1], rng) for _ in range(count)]
+    return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+
+
+def normalise(data: np.ndarray, minval: np.ndarray, maxval: np.ndarray) -> np.ndarray:
+    """Min-max normalisation per channel as with stats.h5, channels moved first: (..., H, W, C) -> (..., C, H, W)."""
+    scaled = (data - minval.astype(np.float32)) / np.maximum(maxval - minval, 1e-6).astype(np.float32)
+    return np.ascontiguousarray(np.moveaxis(scaled, -1, -3))
+
+
 def generate(
     out: Path, samples: int, size: tuple[int, int] = (96, 144), eval_fraction: float = 0.2, seed: int = 0
 ) -> dict[str, int]:
@@ -118,8 +131,7 @@ class CamSplit:
             maxval = np.asarray(handle["climate/maxval"], dtype=np.float32)
         if minval.shape != (CHANNELS,) or maxval.shape != (CHANNELS,):
             raise UsageError(f"{root / 'stats.h5'}: expected climate/minval and climate/maxval of shape ({CHANNELS},)")
-        self.minval = minval
-        self.scale = 1.0 / np.maximum(maxval - minval, 1e-6)
+        self.minval, self.maxval = minval, maxval
 
     def __len__(self) -> int:
         return len(self.files)
@@ -134,8 +146,7 @@ class CamSplit:
                 f"{self.files[index]}: expected climate/data (H, W, {CHANNELS}) and climate/labels_0 (H, W), "
                 f"found {data.shape} and {labels.shape}"
             )
-        normalised = (data - self.minval) * self.scale
-        return np.ascontiguousarray(normalised.transpose(2, 0, 1)), labels
+        return normalise(data, self.minval, self.maxval), labels
 
 
 def mean_iou(predicted: np.ndarray, labels: np.ndarray, classes: int = CLASSES) -> float:
