@@ -170,12 +170,6 @@ class ExtremeWeatherExecutor:
                 "--synthetic gives throughput only; extreme-weather trains to a mean IoU on real or generated "
                 "fields (the smoke profile generates its own; benchmarks/extreme_weather_throughput.py times the model)"
             )
-        optimizer = spec.hyperparameters.get("opt_name")
-        if optimizer not in ("Adam", "AdamW"):
-            raise UsageError(
-                f"the extreme-weather executor trains with Adam or AdamW (torch has no LAMB); spec {spec.id!r} "
-                f"asks for opt_name {optimizer!r}: --set opt_name=AdamW"
-            )
         dataset = spec.workload.dataset
         if data is None and not dataset.synthetic:
             raise UsageError(
@@ -187,6 +181,18 @@ class ExtremeWeatherExecutor:
             for part in (data / "train", data / "validation", data / "stats.h5"):
                 if not part.exists():
                     raise UsageError(f"--data {data}: expected {part} (the CAM5 layout; see docs/extreme-weather.md)")
+
+    def check_config(self, resolved: ResolvedSpec, config: RunConfig) -> None:
+        optimizer = config.hyperparameters.get("opt_name")
+        if optimizer not in ("Adam", "AdamW"):
+            raise UsageError(
+                f"the extreme-weather executor trains with Adam or AdamW (torch has no LAMB); "
+                f"the configuration asks for opt_name {optimizer!r}: --set opt_name=AdamW"
+            )
+        _variant(resolved, config)
+        betas = config.hyperparameters.get("opt_betas", DEFAULTS["opt_betas"])
+        if not (isinstance(betas, list) and len(betas) == 2):
+            raise UsageError(f"opt_betas: expected two numbers, found {betas!r}")
 
     def dataset_facts(
         self, resolved: ResolvedSpec, config: RunConfig, data: Path | None, synthetic: bool
@@ -233,7 +239,8 @@ class ExtremeWeatherExecutor:
             spec.workload.dataset.num_classes or CLASSES,
             aspp_channels=int(variant.get("aspp_channels", 256)),
             low_level_channels=int(variant.get("low_level_channels", 48)),
-        ).to(device, memory_format=memory_format)
+        ).to(device)
+        model = model.to(memory_format=memory_format)
         batch = int(ctx.hyperparameters["global_batch_size"])
         if batch % ctx.dist.world:
             raise UsageError(f"global_batch_size {batch} is not a multiple of the {ctx.dist.world} processes")
@@ -296,7 +303,8 @@ class ExtremeWeatherExecutor:
 
 def _cam_loaders(ctx: RunContext, local_batch: int, eval_batch: int) -> tuple[Any, Any]:
     assert ctx.data is not None
-    train_set, val_set = CamSplit(ctx.data, "train"), CamSplit(ctx.data, "validation")
+    train_set: Any = CamSplit(ctx.data, "train")
+    val_set: Any = CamSplit(ctx.data, "validation")
     workers = int(ctx.settings.get("num_workers") or 0)
     common: dict[str, Any] = {"num_workers": workers, "pin_memory": ctx.device == "cuda"}
     if workers > 0:
@@ -308,8 +316,8 @@ def _cam_loaders(ctx: RunContext, local_batch: int, eval_batch: int) -> tuple[An
         sampler: Any = DistributedSampler(
             train_set, num_replicas=ctx.dist.world, rank=ctx.dist.rank, shuffle=True, seed=ctx.seed, drop_last=True
         )
-        shard = torch.utils.data.Subset(val_set, list(range(ctx.dist.rank, len(val_set), ctx.dist.world)))
-        train = torch.utils.data.DataLoader(
+        shard: Any = torch.utils.data.Subset(val_set, list(range(ctx.dist.rank, len(val_set), ctx.dist.world)))
+        train: Any = torch.utils.data.DataLoader(
             train_set, batch_size=local_batch, sampler=sampler, drop_last=True, collate_fn=to_tensors, **common
         )
         val = torch.utils.data.DataLoader(shard, batch_size=eval_batch, collate_fn=to_tensors, **common)

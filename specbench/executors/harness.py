@@ -327,6 +327,9 @@ def execute(request: ExecuteRequest) -> int:
     executor.check(resolved, device, request.synthetic, request.data)
     configs = build_configs(resolved, executor.options, request.sets, device, executor.defaults)
     for config in configs:
+        check_config = getattr(executor, "check_config", None)
+        if check_config is not None:
+            check_config(resolved, config)
         batch = config.hyperparameters.get("global_batch_size")
         if dist.world > 1 and isinstance(batch, int) and batch % dist.world:
             raise UsageError(
