@@ -119,3 +119,20 @@ def test_llm_data_parallel_reaches_its_loss_target(parallelism: str, port: str, 
     assert result["hyperparameters"]["gradient_accumulation_steps"] == 1  # 16 = 8 per micro-batch x 2 processes
     report = validate_submission(out)
     assert report.compliant(), [f.to_dict() for f in report.findings]
+
+
+def test_extreme_weather_data_parallel_reaches_its_iou_target(tmp_path: Path) -> None:
+    pytest.importorskip("torchvision")
+    out = tmp_path / "acme" / "ew"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    command = [
+        sys.executable, "-m", "specbench.cli", "execute", "extreme-weather", "--profile", "smoke",
+        "--power", "none", "--nproc-per-node", "2", "--rdzv-endpoint", "localhost:29423", "--out", str(out),
+    ]  # fmt: skip
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((out / "extreme-weather" / "run_1" / "result.json").read_text())
+    assert result["devices"] == 2 and result["quality"]["reached"] and result["quality"]["best"] >= 0.75
+    assert result["samples_processed"] == 256 * result["epochs"]  # 16 per step, 8 on each process
+    report = validate_submission(out)
+    assert report.compliant(), [f.to_dict() for f in report.findings]
