@@ -156,7 +156,11 @@ class Tree:
         return rel in self.files
 
     def read(self, rel: str, limit: int | None = None) -> bytes | None:
-        """The bytes of a listed regular file, or None (with a finding) when it is too big or unreadable."""
+        """The bytes of a listed regular file, or None (with a finding) when it is too big or unreadable.
+
+        It reads the size the scan found, and on up to the bound only if the file has grown since
+        (a read of the bound itself would first allocate that much).
+        """
         entry = self.files.get(rel)
         if entry is None:
             return None
@@ -169,7 +173,9 @@ class Tree:
             self.findings.add("SB-STR-004", rel, f"expected a readable regular file, found it cannot be opened: {err}")
             return None
         with os.fdopen(fd, "rb") as handle:
-            data = handle.read(bound + 1)
+            data = handle.read(entry.size + 1)
+            if len(data) > entry.size:
+                data += handle.read(bound - entry.size)
         if not self._within(rel, len(data), bound):
             return None
         self.digests[rel] = (hashlib.sha256(data).hexdigest(), len(data))

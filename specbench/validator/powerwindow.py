@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import compress
 from operator import add, mul, sub
 
 from specbench.power.base import Device, PowerValues
@@ -33,6 +34,7 @@ class DeviceWindow:
     requirement: PowerRequirement
     achieved_hz: float = 0.0
     edges: tuple[float, float] = (0.0, 0.0)
+    steps: list[float] | None = None
 
     def add(self, code: str, index: int | None, message: str) -> None:
         line = self.trace.line(self.series.rows[index]) if index is not None else None
@@ -60,7 +62,7 @@ class DeviceWindow:
         self.check_coverage(a, b)
         self.check_density(a, b)
         self.check_counter(a, b)
-        energy = window_energy(self.device, s, a, b)
+        energy = window_energy(self.device, s, a, b, self.steps)
         ratio = energy.cross_check_ratio
         if ratio is not None and abs(ratio - 1) > self.requirement.counter_tolerance:
             self.add(
@@ -74,8 +76,9 @@ class DeviceWindow:
     def window(self) -> tuple[int, int] | None:
         """The samples of the timed window: between the 'start' and 'stop' marks, else by wall time."""
         s = self.series
-        if s.mark.count("start") == 1 and s.mark.count("stop") == 1 and s.mark.index("start") < s.mark.index("stop"):
-            return s.mark.index("start"), s.mark.index("stop")
+        marked = marked_window(s.mark)
+        if marked is not None:
+            return marked
         low, high = self.start_s - LOG_CLOCK_SLACK_S, self.stop_s + LOG_CLOCK_SLACK_S
         inside = [i for i, t in enumerate(s.t_wall_s) if low <= t <= high]
         return (inside[0], inside[-1]) if inside else None
@@ -114,7 +117,7 @@ class DeviceWindow:
                 f"expected at least {req.min_sampling_hz:g} Hz for {key}, found {self.achieved_hz:.3f} Hz",
             )
         if count > 1:
-            gaps = list(map(sub, s.t_mono_s[a + 1 : b + 1], s.t_mono_s[a:b]))
+            self.steps = gaps = list(map(sub, s.t_mono_s[a + 1 : b + 1], s.t_mono_s[a:b]))
             widest = max(gaps)
             bound = GAP_PERIODS * self.period_s
             if widest > bound:
@@ -140,17 +143,22 @@ class DeviceWindow:
             )
 
 
-def window_energy(device: Device, s: Series, a: int, b: int) -> DeviceEnergy:
-    """Energy of one device over samples a..b, as `EnergyAccumulator` computes it, vectorised when it can be."""
+def window_energy(device: Device, s: Series, a: int, b: int, steps: list[float] | None = None) -> DeviceEnergy:
+    """Energy of one device over samples a..b, as `EnergyAccumulator` computes it, vectorised when it can be.
+
+    `steps` are the t_mono_s differences over a..b where the caller has them already.
+    """
     acc = EnergyAccumulator(device)
     t = s.t_mono_s[a : b + 1]
     power, energy = s.power_instant_w[a : b + 1], s.energy_counter_j[a : b + 1]
-    no_counter = energy.count(None) == len(energy)
-    plain = None not in power and (no_counter or None not in energy) and (no_counter or _first_decrease(energy) is None)  # type: ignore[arg-type]
+    missing = energy.count(None)
+    no_counter = missing == len(energy)
+    plain = None not in power and (no_counter or (missing == 0 and _first_decrease(energy) is None))  # type: ignore[arg-type]
     if plain:
         acc.samples = len(t)
         if len(t) > 1:
-            steps = list(map(sub, t[1:], t[:-1]))
+            if steps is None:
+                steps = list(map(sub, t[1:], t[:-1]))
             acc.integral_j = 0.5 * sum(map(mul, map(add, power[1:], power[:-1]), steps))  # type: ignore[arg-type]
             acc.integral_steps = len(steps)
             if not no_counter:
@@ -163,13 +171,27 @@ def window_energy(device: Device, s: Series, a: int, b: int) -> DeviceEnergy:
     return acc.result(t[-1] - t[0])
 
 
+def marked_window(marks: list[str]) -> tuple[int, int] | None:
+    """The indices of the 'start' and 'stop' marks when each occurs once, start first; else None.
+
+    Only the marked samples (non-empty marks, a handful) are looked at one by one.
+    """
+    marked = list(compress(range(len(marks)), marks))
+    starts = [i for i in marked if marks[i] == "start"]
+    stops = [i for i in marked if marks[i] == "stop"]
+    if len(starts) == 1 and len(stops) == 1 and starts[0] < stops[0]:
+        return starts[0], stops[0]
+    return None
+
+
 def _first_decrease(values: list[float]) -> int | None:
-    if all(map(float.__le__, values[:-1], values[1:])):
+    """The first index whose value is below the one before (values are finite); sorting a sorted list is one pass."""
+    if values == sorted(values):
         return None
     return next(i for i in range(1, len(values)) if values[i] < values[i - 1])
 
 
 def _first_not_increasing(values: list[int]) -> int | None:
-    if all(map(int.__lt__, values[:-1], values[1:])):
+    if values == sorted(values) and len(set(values)) == len(values):
         return None
     return next(i for i in range(1, len(values)) if values[i] <= values[i - 1])
