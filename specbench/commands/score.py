@@ -24,8 +24,10 @@ reasons and never ranked); 2 no submission found or unusable input.""",
     help="File to write (folder for html) [default: stdout; ./leaderboard for html].",
 )
 @click.option("--spec", default=None, help="An extra spec file (or built-in id) submissions may answer.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Validation processes.")
-def command(paths: tuple[Path, ...], fmt: str, out: Path | None, spec: str | None, jobs: int) -> None:
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=None, help="Validation processes  [default: the CPUs available]"
+)
+def command(paths: tuple[Path, ...], fmt: str, out: Path | None, spec: str | None, jobs: int | None) -> None:
     """Validate and score PATHS (submission folders, or folders holding them, e.g. submissions/).
 
     Per run: time to quality, energy over the timed window, FLOPs by the spec's
@@ -38,13 +40,14 @@ def command(paths: tuple[Path, ...], fmt: str, out: Path | None, spec: str | Non
     from specbench.scoring import render
     from specbench.scoring.leaderboard import build
     from specbench.validator import discover, validate_many
+    from specbench.validator.validate import available_cpus
 
     folders = [folder for path in paths for folder in discover(path)]
     if not folders:
         raise UsageError(
             f"no submission folder (with system.yaml or submission.yaml) under {', '.join(map(str, paths))}"
         )
-    board = build(validate_many(folders, spec, jobs=jobs))
+    board = build(validate_many(folders, spec, jobs=jobs or available_cpus()))
     if fmt == "html":
         from specbench.scoring.html import write_site
 

@@ -9,7 +9,7 @@ import click
 
 from specbench.validator import discover, exit_code, render_json, render_text, validate_many
 from specbench.validator.model import Report
-from specbench.validator.validate import classify
+from specbench.validator.validate import available_cpus, classify
 
 
 def expand(paths: tuple[str, ...]) -> list[str]:
@@ -36,17 +36,23 @@ def expand(paths: tuple[str, ...]) -> list[str]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--werror", is_flag=True, help="Treat warnings as errors (exit 1 when there are any).")
 @click.option(
-    "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Validate in this many processes."
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Validate in this many processes (submissions, or one submission's power traces)  [default: the CPUs available]",
 )
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[str, ...], spec: str | None, fmt: str, werror: bool, jobs: int) -> None:
+def command(
+    ctx: click.Context, paths: tuple[str, ...], spec: str | None, fmt: str, werror: bool, jobs: int | None
+) -> None:
     """Check every rule of each submission under PATH: files, hashes, the spec's rules, logs, power traces, runs.
 
     PATH is an ORG/SYSTEM folder (with system.yaml), one BENCHMARK folder inside it (with
     submission.yaml), or a folder holding such ORG/SYSTEM folders (searched three levels deep).
     Nothing in a submission is written or run.
     """
-    reports: list[Report] = validate_many(expand(paths), spec, jobs=jobs)
+    reports: list[Report] = validate_many(expand(paths), spec, jobs=jobs or available_cpus())
     output = render_json(reports, werror) if fmt == "json" else render_text(reports, werror)
     sys.stdout.write(output)
     ctx.exit(exit_code(reports, werror))

@@ -172,6 +172,14 @@ def _validate_one(args: tuple[str, str | None, Limits]) -> Report:
     return validate_submission(path, spec, limits=limits)
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity), the default number of validation processes."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def validate_many(
     paths: Sequence[str | Path], spec: str | Path | None = None, *, jobs: int = 1, limits: Limits = DEFAULT_LIMITS
 ) -> list[Report]:
