@@ -14,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from specbench.executors.config import Option, RunConfig
 from specbench.executors.deeplab import DeepLabV3Plus
 from specbench.executors.harness import RunContext
 from specbench.executors.imagedata import TensorBatches
+from specbench.executors.loop import epoch_batches, train_to_quality
 from specbench.spec.resolve import ResolvedSpec
 
 # Pixel frequencies of background, tropical cyclone and atmospheric river in the CAM5 training set,
@@ -394,70 +394,21 @@ def _evaluate(state: State, device: torch.device, ctx: RunContext) -> float:
 
 
 def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
-    spec = ctx.resolved.spec
-    assert spec.quality is not None and spec.budget.epochs is not None
-    c = ctx.log.constants
     device = torch.device(ctx.device)
-    budget = math.ceil(spec.budget.epochs)
-    total_steps = budget * state.steps_per_epoch
-    every = max(1, round(spec.quality.eval_every_epochs or 1.0))
-    step = samples = 0
-    reached = False
-    quality_text: str | None = None
-    ctx.run_start()
-    epoch = 0
-    for epoch in range(1, budget + 1):
-        ctx.log.start(c.EPOCH_START, metadata={"epoch_num": epoch})
-        sampler = getattr(state.train, "sampler", None)
-        if hasattr(sampler, "set_epoch"):
-            sampler.set_epoch(epoch)  # type: ignore[union-attr]
-        batches = state.train.epoch(epoch) if isinstance(state.train, TensorBatches) else state.train
-        epoch_t0 = time.monotonic()
-        for index, (fields, labels) in enumerate(batches):
-            for group in state.optimizer.param_groups:
-                group["lr"] = learning_rate(ctx.hyperparameters, step)
-            _step(state, fields, labels, device)
-            step += 1
-            samples += state.batch_size
-            ctx.progress.update(
-                stage=f"epoch {epoch}/{budget} step {index + 1}/{state.steps_per_epoch}",
-                done=step,
-                total=total_steps,
-                rate=(index + 1) * state.batch_size / max(1e-9, time.monotonic() - epoch_t0),
-                unit="sample",
-                quality=quality_text,
-                power_w=ctx.power_now_w(),
-            )
-        ctx.log.end(c.EPOCH_STOP, metadata={"epoch_num": epoch})
-        if epoch % every == 0 or epoch == budget:
-            ctx.log.start(c.EVAL_START, metadata={"epoch_num": epoch})
-            value = _evaluate(state, device, ctx)
-            reached = ctx.evaluated(epoch=epoch, step=step, samples=samples, value=value)
-            ctx.log.end(c.EVAL_STOP, metadata={"epoch_num": epoch})
-            quality_text = f"{spec.quality.metric} {value:.4f}/{spec.quality.target}"
-            ctx.progress.update(
-                stage=f"epoch {epoch}/{budget} evaluated",
-                done=step,
-                total=total_steps,
-                rate=None,
-                unit="sample",
-                quality=quality_text,
-                power_w=ctx.power_now_w(),
-                force=True,
-            )
-            if reached:
-                break
-    ctx.run_stop(success=reached)
-    best = max((p.value for p in ctx.curve), default=float("nan"))
-    return RunOutcome(
-        status="success" if reached else "failed",
-        samples=samples,
-        steps=step,
-        epochs=float(epoch),
-        reached=reached,
-        reason=None
-        if reached
-        else f"target {spec.quality.metric} >= {spec.quality.target} not reached in {budget} epochs; best {best:.4f}",
+
+    def step(batch: tuple[torch.Tensor, torch.Tensor], index: int) -> None:
+        for group in state.optimizer.param_groups:
+            group["lr"] = learning_rate(ctx.hyperparameters, index)
+        _step(state, batch[0], batch[1], device)
+
+    return train_to_quality(
+        ctx,
+        batches=lambda epoch: epoch_batches(state.train, epoch),
+        steps_per_epoch=state.steps_per_epoch,
+        batch_size=state.batch_size,
+        unit="sample",
+        step=step,
+        evaluate=lambda: _evaluate(state, device, ctx),
     )
 
 

@@ -31,6 +31,7 @@ from specbench.executors.imagedata import (
     imagenet_loaders,
     tensor_sha256,
 )
+from specbench.executors.loop import epoch_batches, train_to_quality
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult
 
@@ -290,78 +291,24 @@ def _evaluate(state: State, device: torch.device, ctx: RunContext) -> float:
     return summed_correct / max(1.0, summed_total)
 
 
-def _eval_due(epoch: int, every: float, offset: float, last: bool) -> bool:
-    """Evaluate at offset + k x every epochs, and always after the budget's last epoch."""
-    cadence = max(1, round(every))
-    return last or (epoch > offset and (epoch - offset) % cadence == 0)
-
-
 def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
-    spec = ctx.resolved.spec
-    assert spec.quality is not None and spec.budget.epochs is not None
-    c = ctx.log.constants
+    assert ctx.resolved.spec.budget.epochs is not None
     device = torch.device(ctx.device)
-    budget = math.ceil(spec.budget.epochs)
-    total_steps = budget * state.steps_per_epoch
-    every, offset = spec.quality.eval_every_epochs or 1.0, spec.quality.eval_offset_epochs
-    step = samples = 0
-    reached = False
-    quality_text: str | None = None
-    ctx.run_start()
-    epoch = 0
-    for epoch in range(1, budget + 1):
-        ctx.log.start(c.EPOCH_START, metadata={"epoch_num": epoch})
-        sampler = getattr(state.train, "sampler", None)
-        if hasattr(sampler, "set_epoch"):
-            sampler.set_epoch(epoch)  # type: ignore[union-attr]
-        batches = state.train.epoch(epoch) if isinstance(state.train, TensorBatches) else state.train
-        epoch_t0 = time.monotonic()
-        for index, (images, labels) in enumerate(batches):
-            for group in state.optimizer.param_groups:
-                group["lr"] = _learning_rate(ctx, step, total_steps, state.steps_per_epoch)
-            _step(state, images, labels, device)
-            step += 1
-            samples += state.batch_size
-            rate = (index + 1) * state.batch_size / max(1e-9, time.monotonic() - epoch_t0)
-            ctx.progress.update(
-                stage=f"epoch {epoch}/{budget} step {index + 1}/{state.steps_per_epoch}",
-                done=step,
-                total=total_steps,
-                rate=rate,
-                unit="img",
-                quality=quality_text,
-                power_w=ctx.power_now_w(),
-            )
-        ctx.log.end(c.EPOCH_STOP, metadata={"epoch_num": epoch})
-        if _eval_due(epoch, every, offset, epoch == budget):
-            ctx.log.start(c.EVAL_START, metadata={"epoch_num": epoch})
-            value = _evaluate(state, device, ctx)
-            reached = ctx.evaluated(epoch=epoch, step=step, samples=samples, value=value)
-            ctx.log.end(c.EVAL_STOP, metadata={"epoch_num": epoch})
-            quality_text = f"{spec.quality.metric} {value:.4f}/{spec.quality.target}"
-            ctx.progress.update(
-                stage=f"epoch {epoch}/{budget} evaluated",
-                done=step,
-                total=total_steps,
-                rate=None,
-                unit="img",
-                quality=quality_text,
-                power_w=ctx.power_now_w(),
-                force=True,
-            )
-            if reached:
-                break
-    ctx.run_stop(success=reached)
-    best = max((p.value for p in ctx.curve), default=float("nan"))
-    return RunOutcome(
-        status="success" if reached else "failed",
-        samples=samples,
-        steps=step,
-        epochs=float(epoch),
-        reached=reached,
-        reason=None
-        if reached
-        else f"target {spec.quality.metric} >= {spec.quality.target} not reached in {budget} epochs; best {best:.4f}",
+    total_steps = math.ceil(ctx.resolved.spec.budget.epochs) * state.steps_per_epoch
+
+    def step(batch: tuple[torch.Tensor, torch.Tensor], index: int) -> None:
+        for group in state.optimizer.param_groups:
+            group["lr"] = _learning_rate(ctx, index, total_steps, state.steps_per_epoch)
+        _step(state, batch[0], batch[1], device)
+
+    return train_to_quality(
+        ctx,
+        batches=lambda epoch: epoch_batches(state.train, epoch),
+        steps_per_epoch=state.steps_per_epoch,
+        batch_size=state.batch_size,
+        unit="img",
+        step=step,
+        evaluate=lambda: _evaluate(state, device, ctx),
     )
 
 
