@@ -10,7 +10,6 @@ smoke profile fields generated in memory by `specbench.executors.climate` (the s
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import math
@@ -25,6 +24,8 @@ import torch.nn.functional as F
 from specbench.errors import UsageError
 from specbench.executors.base import RunOutcome
 from specbench.executors.climate import CHANNELS, CLASSES, CamSplit, generate_arrays, normalise
+from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
+from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import Option, RunConfig
 from specbench.executors.deeplab import DeepLabV3Plus
 from specbench.executors.harness import RunContext
@@ -39,26 +40,7 @@ TRAIN_SEED = 20261201
 EVAL_SEED = 20261202
 
 OPTIONS = {
-    "precision": Option(
-        "precision", "parallelism_precision", "numeric precision", ("fp32", "tf32", "bf16", "fp16"), "fp32", "bf16"
-    ),
-    "memory_format": Option(
-        "memory_format",
-        "parallelism_precision",
-        "tensor layout",
-        ("contiguous", "channels_last"),
-        "contiguous",
-        "channels_last",
-    ),
-    "compile_mode": Option(
-        "compile_mode",
-        "framework",
-        "torch.compile mode",
-        ("none", "default", "max-autotune", "reduce-overhead"),
-        "none",
-        "none",
-    ),
-    "num_workers": Option("num_workers", "framework", "data-loading worker processes for --data", None, 0, 8),
+    **CONV_OPTIONS,
     "eval_batch_size": Option("eval_batch_size", "framework", "per-device batch size for evaluation", None, 32, 8),
 }
 DEFAULTS: dict[str, Any] = {
@@ -225,15 +207,10 @@ class ExtremeWeatherExecutor:
         spec = ctx.resolved.spec
         device = torch.device(ctx.device)
         precision = ctx.settings.get("precision") or "fp32"
-        if ctx.device == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-            torch.backends.cudnn.allow_tf32 = precision == "tf32"
-            torch.backends.cudnn.benchmark = True
-        memory_format = (
-            torch.channels_last if ctx.settings.get("memory_format") == "channels_last" else torch.contiguous_format
-        )
+        set_backends(ctx.device, precision)
+        memory_format = conv_memory_format(ctx)
         variant = _variant(ctx.resolved, ctx.config)
-        model = DeepLabV3Plus(
+        model: torch.nn.Module = DeepLabV3Plus(
             str(variant.get("backbone", "resnet50")),
             CHANNELS,
             spec.workload.dataset.num_classes or CLASSES,
@@ -258,16 +235,8 @@ class ExtremeWeatherExecutor:
             weight_decay=float(_hp(ctx, "opt_weight_decay")),
             **kernel,
         )
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-        autocast = (lambda: torch.autocast(ctx.device, dtype=dtype)) if dtype else contextlib.nullcontext
-        scaler = torch.amp.GradScaler(ctx.device) if precision == "fp16" else None
-        if ctx.dist.active:
-            from torch.nn.parallel import DistributedDataParallel
-
-            model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)  # type: ignore[assignment]
-        compile_mode = ctx.settings.get("compile_mode") or "none"
-        if compile_mode != "none":
-            model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
+        autocast, scaler = mixed_precision(ctx.device, precision)
+        model = wrap_model(ctx, model)
         eval_batch = int(ctx.settings.get("eval_batch_size") or 8)
         if ctx.data is not None:
             train, val = _cam_loaders(ctx, local_batch, eval_batch)

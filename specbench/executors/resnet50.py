@@ -8,7 +8,6 @@ format and torch.compile are options recorded in layers 6 and 7.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -20,7 +19,9 @@ import torchvision
 
 from specbench.errors import UsageError
 from specbench.executors.base import RunOutcome
-from specbench.executors.config import Option, RunConfig
+from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
+from specbench.executors.common import memory_format as conv_memory_format
+from specbench.executors.config import RunConfig
 from specbench.executors.harness import RunContext
 from specbench.executors.imagedata import (
     EVAL_SEED,
@@ -35,28 +36,7 @@ from specbench.executors.loop import epoch_batches, train_to_quality
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult
 
-OPTIONS = {
-    "precision": Option(
-        "precision", "parallelism_precision", "numeric precision", ("fp32", "tf32", "bf16", "fp16"), "fp32", "bf16"
-    ),
-    "memory_format": Option(
-        "memory_format",
-        "parallelism_precision",
-        "tensor layout",
-        ("contiguous", "channels_last"),
-        "contiguous",
-        "channels_last",
-    ),
-    "compile_mode": Option(
-        "compile_mode",
-        "framework",
-        "torch.compile mode",
-        ("none", "default", "max-autotune", "reduce-overhead"),
-        "none",
-        "none",
-    ),
-    "num_workers": Option("num_workers", "framework", "data-loading worker processes for --data", None, 0, 8),
-}
+OPTIONS = CONV_OPTIONS
 DEFAULTS: dict[str, Any] = {
     "optimizer": "sgd",
     "momentum": 0.875,
@@ -152,14 +132,10 @@ class ResNet50Executor:
         spec = ctx.resolved.spec
         device = torch.device(ctx.device)
         precision = ctx.settings.get("precision") or "fp32"
-        _set_tf32(ctx.device, precision == "tf32")
-        if ctx.device == "cuda":
-            torch.backends.cudnn.benchmark = True
+        set_backends(ctx.device, precision)
         dataset = spec.workload.dataset
         classes = dataset.num_classes or 1000
-        memory_format = (
-            torch.channels_last if ctx.settings.get("memory_format") == "channels_last" else torch.contiguous_format
-        )
+        memory_format = conv_memory_format(ctx)
         model = torchvision.models.resnet50(
             num_classes=classes, zero_init_residual=bool(_hp(ctx, "zero_init_residual"))
         )
@@ -168,16 +144,8 @@ class ResNet50Executor:
         local_batch = batch // ctx.dist.world
         optimizer = _optimizer(ctx, model)
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-        autocast = (lambda: torch.autocast(ctx.device, dtype=dtype)) if dtype else contextlib.nullcontext
-        scaler = torch.amp.GradScaler(ctx.device) if precision == "fp16" else None
-        if ctx.dist.active:
-            from torch.nn.parallel import DistributedDataParallel
-
-            model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)  # type: ignore[assignment]
-        compile_mode = ctx.settings.get("compile_mode") or "none"
-        if compile_mode != "none":
-            model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
+        autocast, scaler = mixed_precision(ctx.device, precision)
+        model = wrap_model(ctx, model)
         train = val = synthetic = None
         if spec.kind == "throughput" or ctx.synthetic:
             shape = dataset.sample_shape or [3, 224, 224]
@@ -227,12 +195,6 @@ class ResNet50Executor:
         if ctx.resolved.spec.kind == "throughput":
             return _throughput(ctx, state)
         return _time_to_quality(ctx, state)
-
-
-def _set_tf32(device: str, enabled: bool) -> None:
-    if device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = enabled
-        torch.backends.cudnn.allow_tf32 = enabled
 
 
 def _optimizer(ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
