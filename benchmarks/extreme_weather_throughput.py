@@ -13,19 +13,16 @@ writes a JSON with date, device, driver, torch version and command.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import platform
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from gpu_env import environment, nvml_energy_j
 
 from specbench.executors.climate import generate_arrays, normalise
 from specbench.executors.deeplab import DeepLabV3Plus
@@ -33,16 +30,6 @@ from specbench.executors.extreme_weather import State, _step, class_weights
 from specbench.spec.loader import load_spec
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def nvml_energy_j() -> float | None:
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        return pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)) / 1000.0
-    except Exception:
-        return None
 
 
 def data_pool(batch: int, size: tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -127,25 +114,6 @@ def executor_step(params: dict[str, Any], fields: torch.Tensor, labels: torch.Te
     return lambda: _step(state, fields, labels, device)
 
 
-def environment() -> dict[str, Any]:
-    driver = None
-    with contextlib.suppress(Exception):
-        import pynvml
-
-        pynvml.nvmlInit()
-        driver = pynvml.nvmlSystemGetDriverVersion()
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "device": torch.cuda.get_device_name(0),
-        "driver": driver,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "host_cpus": os.cpu_count(),
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
@@ -189,7 +157,7 @@ def main() -> None:
     report = {
         "benchmark": "extreme_weather_throughput",
         "command": " ".join([sys.executable, *sys.argv]),
-        "environment": environment(),
+        "environment": environment(numpy=np.__version__),
         "settings": {
             "model": args.model,
             "model_params": variant.params,

@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.nn.functional as F
+from gpu_env import environment, nvml_energy_j
 
 HIDDEN, LAYERS, HEADS, SEQUENCE, VOCAB = 2048, 16, 8, 2048, 50257
 FLOPS_PER_TOKEN = 6257283072  # specs/llm-gpt.yaml, variant 800M (specbench.scoring.flops.gpt_train_flops_per_token)
@@ -42,16 +40,6 @@ STARTED = time.monotonic()
 
 def elapsed() -> float:
     return time.monotonic() - STARTED
-
-
-def nvml_energy_j() -> float | None:
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        return pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)) / 1000.0
-    except Exception:
-        return None
 
 
 def timed(fn: Any, warmup: int, repeat: int) -> float:
@@ -265,30 +253,6 @@ def specbench_run(
     return row
 
 
-def environment() -> dict[str, Any]:
-    import transformers
-
-    driver = None
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        driver = pynvml.nvmlSystemGetDriverVersion()
-    except Exception:
-        pass
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "device": torch.cuda.get_device_name(0),
-        "driver": driver,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "python": platform.python_version(),
-        "host_cpus": os.cpu_count(),
-    }
-
-
 def show(row: dict[str, Any], gemm_tflops: float | None) -> None:
     if "tokens_per_s" not in row:
         print(f"{row['variant']:<62} failed (exit {row.get('exit_code')})", flush=True)
@@ -313,10 +277,15 @@ def main() -> None:
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("this benchmark needs a CUDA GPU")
+    import transformers
+
     report: dict[str, Any] = {
         "benchmark": "llm_throughput",
         "command": " ".join([sys.executable, *sys.argv]),
-        "environment": environment(),
+        "environment": environment(
+            transformers=transformers.__version__,
+            cudnn=torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        ),
         "settings": {
             "model": "GPT2LMHeadModel, hidden 2048, 16 layers, 8 heads, sequence 2048, vocabulary 50257",
             "flops_per_token": FLOPS_PER_TOKEN,

@@ -13,27 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 import torchvision
-
-
-def nvml_energy_j() -> float | None:
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        return pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)) / 1000.0
-    except Exception:
-        return None
+from gpu_env import environment, nvml_energy_j
 
 
 def plain_loop(batch: int, warmup: int, steps: int, compile_model: bool) -> dict[str, Any]:
@@ -123,27 +111,6 @@ def specbench_run(out: Path, batch: int, compile_mode: str, runs: int) -> dict[s
     }
 
 
-def environment() -> dict[str, Any]:
-    driver = None
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        driver = pynvml.nvmlSystemGetDriverVersion()
-    except Exception:
-        pass
-    return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "device": torch.cuda.get_device_name(0),
-        "driver": driver,
-        "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
-        "cuda": torch.version.cuda,
-        "python": platform.python_version(),
-        "host_cpus": os.cpu_count(),
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
@@ -181,7 +148,7 @@ def main() -> None:
     report = {
         "benchmark": "resnet50_throughput",
         "command": " ".join([sys.executable, *sys.argv]),
-        "environment": environment(),
+        "environment": environment(torchvision=torchvision.__version__),
         "settings": {
             "batch": args.batch,
             "warmup_steps": args.warmup,

@@ -1,0 +1,42 @@
+"""What the GPU benchmark scripts share: GPU 0's NVML energy counter and the environment a result records."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+from datetime import datetime, timezone
+from typing import Any
+
+import torch
+
+
+def nvml_energy_j() -> float | None:
+    """GPU 0's total energy counter in joules, or None where NVML cannot read it."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)) / 1000.0
+    except Exception:
+        return None
+
+
+def environment(**extra: Any) -> dict[str, Any]:
+    """Date, device, driver, torch/CUDA/Python versions and CPU count, plus the script's own `extra` entries."""
+    driver = None
+    with contextlib.suppress(Exception):
+        import pynvml
+
+        pynvml.nvmlInit()
+        driver = pynvml.nvmlSystemGetDriverVersion()
+    return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "device": torch.cuda.get_device_name(0),
+        "driver": driver,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "python": platform.python_version(),
+        "host_cpus": os.cpu_count(),
+        **extra,
+    }
