@@ -80,3 +80,25 @@ def test_unknown_profile_and_level(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown profile 'smok' (did you mean 'smoke'?)" in capsys.readouterr().err
     assert main(["show", "mlperf-resnet50", "--level", "hardware"]) == 2
     assert "level 'hardware' is not allowed by spec 'mlperf-resnet50'" in capsys.readouterr().err
+
+
+def test_released_versions_are_frozen_copies_with_their_own_identity() -> None:
+    """Each file under specs/released is ID-VERSION.yaml, an older version than the current spec of that id."""
+    for path in builtin.released_paths():
+        loaded = load_spec(path)
+        spec = loaded.spec
+        assert path.stem == f"{spec.id}-{spec.version}"
+        assert spec.id in SPEC_IDS
+        current = load_spec(spec.id).spec
+        as_tuple = lambda v: tuple(int(x) for x in v.split("."))  # noqa: E731
+        assert as_tuple(spec.version) < as_tuple(current.version)
+        assert load_spec(f"{spec.id}@{spec.version}").spec.version == spec.version
+
+
+def test_unknown_released_version_is_a_usage_error() -> None:
+    from specbench.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"no released version '0\.0\.1'"):
+        builtin.find_spec("resnet50@0.0.1")
+    with pytest.raises(UsageError, match="no built-in spec 'resnet5'"):
+        builtin.find_spec("resnet5@1.0.0")

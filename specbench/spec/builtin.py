@@ -22,8 +22,19 @@ def data_root() -> Path:
     raise UsageError(f"built-in specs not found next to {package}; the installation is incomplete")
 
 
+RELEASED = "released"
+"""Folder of `specs/` holding earlier, frozen versions of built-in specs as `ID-VERSION.yaml`."""
+
+
 def spec_paths() -> list[Path]:
+    """The current version of every built-in spec."""
     return sorted((data_root() / "specs").glob("*.yaml"))
+
+
+def released_paths(spec_id: str | None = None) -> list[Path]:
+    """Earlier versions of built-in specs (all, or those of one id), kept so old submissions still validate."""
+    pattern = f"{spec_id}-*.yaml" if spec_id is not None else "*.yaml"
+    return sorted((data_root() / "specs" / RELEASED).glob(pattern))
 
 
 def spec_ids() -> list[str]:
@@ -46,10 +57,15 @@ def find_extendable(name: str) -> Path | None:
 
 
 def find_spec(name: str) -> Path:
-    """A spec file path: `name` itself when it is a file, else the built-in spec with that id."""
+    """A spec file path: `name` itself when it is a file, else the built-in spec with that id.
+
+    `ID@VERSION` names an earlier, released version of a built-in spec.
+    """
     path = Path(name)
     if path.is_file():
         return path
+    if "@" in name:
+        return _find_released(*name.split("@", 1))
     builtin = data_root() / "specs" / f"{name}.yaml"
     if _ID.match(name) and builtin.is_file():
         return builtin
@@ -57,3 +73,18 @@ def find_spec(name: str) -> Path:
     raise UsageError(
         f"no spec file {name!r} and no built-in spec with that id{did_you_mean(name, known)}; built-in: {', '.join(known)}"
     )
+
+
+def _find_released(spec_id: str, version: str) -> Path:
+    current = data_root() / "specs" / f"{spec_id}.yaml"
+    released = data_root() / "specs" / RELEASED / f"{spec_id}-{version}.yaml"
+    if _ID.match(spec_id) and _ID.match(version) and released.is_file():
+        return released
+    if _ID.match(spec_id) and current.is_file():
+        versions = [p.stem[len(spec_id) + 1 :] for p in released_paths(spec_id)]
+        raise UsageError(
+            f"built-in spec {spec_id!r} has no released version {version!r}; released: "
+            f"{', '.join(versions) or 'none'} (the current version is `{spec_id}`)"
+        )
+    known = spec_ids()
+    raise UsageError(f"no built-in spec {spec_id!r}{did_you_mean(spec_id, known)}; built-in: {', '.join(known)}")

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 
 from specbench.errors import InputError, SpecbenchError
-from specbench.spec.builtin import spec_paths
+from specbench.spec.builtin import released_paths, spec_paths
 from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
 from specbench.validator.documents import Loaded
 from specbench.validator.files import Limits, Tree
@@ -52,6 +52,7 @@ class SpecIndex:
         paths = spec_paths()
         if spec_id is not None:
             paths = [p for p in paths if p.stem == spec_id]
+        paths += released_paths(spec_id)
         out = []
         for path in paths:
             found = load_with_digest(path)
