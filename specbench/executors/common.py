@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from specbench.executors.config import Option
+from specbench.executors.config import Option, Value
 from specbench.executors.harness import RunContext
+
+
+def workers_per_process() -> int:
+    """The cores this process may use (its CPU affinity, shared by the node's ranks), less one for training."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
+    return max(1, cores // local - 1)
+
+
+@dataclass(frozen=True)
+class WorkersOption(Option):
+    """`num_workers`: from the cores per process on an accelerator; 0 on a CPU run, whose cores train."""
+
+    def default(self, device: str) -> Value | None:
+        return workers_per_process() if device == "cuda" else 0
+
 
 CONV_OPTIONS = {
     "precision": Option(
@@ -31,7 +52,9 @@ CONV_OPTIONS = {
         "none",
         "none",
     ),
-    "num_workers": Option("num_workers", "framework", "data-loading worker processes for --data", None, 0, 8),
+    "num_workers": WorkersOption(
+        "num_workers", "framework", "data-loading workers for --data (default: cores per process - 1 on a GPU)"
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""Image data for the ResNet-50 executor: a generated learnable set, ImageNet folders, synthetic batches.
+"""Image data for the ResNet-50 executor: a generated learnable set, and ImageNet through DataLoader workers.
 
 The generated set ("specbench-shapes-N") is made by the project, so the smoke profile needs no
 download: each class has its own colour and stripe orientation under noise, which a network
@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from specbench.errors import UsageError
+from specbench.executors.imagenet import ImageTree, Split
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -79,23 +79,41 @@ class TensorBatches:
                 yield self.images[index], self.labels[index]
 
 
-def imagenet_loaders(
-    root: Path, batch_size: int, eval_batch_size: int, workers: int, seed: int, pin: bool, rank: int = 0, world: int = 1
-) -> tuple[Any, Any]:
-    """DataLoaders over an ImageFolder tree with `train/` and `val/` (one folder per class)."""
-    import torchvision.transforms as T
-    from torchvision.datasets import ImageFolder
+class ImageList(torch.utils.data.Dataset[tuple[Any, int]]):
+    """Images of one split of a scanned tree, opened with PIL and transformed per image (torchvision's way)."""
 
-    for part in ("train", "val"):
-        if not (root / part).is_dir():
-            raise UsageError(
-                f"--data {root}: expected ImageNet in ImageFolder layout with {root / part}/<class>/<image>"
-            )
+    def __init__(self, root: Path, split: Split, transform: Any) -> None:
+        self.root, self.split, self.transform = root, split, transform
+
+    def __len__(self) -> int:
+        return len(self.split)
+
+    def __getitem__(self, index: int) -> tuple[Any, int]:
+        from torchvision.datasets.folder import default_loader
+
+        image = default_loader(self.split.path(self.root, index))
+        return self.transform(image), int(self.split.labels[index])
+
+
+def imagenet_loaders(
+    tree: ImageTree,
+    size: int,
+    resize: int,
+    batch_size: int,
+    workers: int,
+    seed: int,
+    pin: bool,
+    rank: int = 0,
+    world: int = 1,
+) -> tuple[Any, Any]:
+    """DataLoaders with PIL decoding and per-image transforms in `workers` processes (the CPU path)."""
+    import torchvision.transforms as T
+
     normalize = T.Normalize(IMAGENET_MEAN, IMAGENET_STD)
-    train = ImageFolder(
-        str(root / "train"), T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(), normalize])
+    train = ImageList(
+        tree.root, tree.train, T.Compose([T.RandomResizedCrop(size), T.RandomHorizontalFlip(), T.ToTensor(), normalize])
     )
-    val = ImageFolder(str(root / "val"), T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), normalize]))
+    val = ImageList(tree.root, tree.val, T.Compose([T.Resize(resize), T.CenterCrop(size), T.ToTensor(), normalize]))
     common: dict[str, Any] = {"num_workers": workers, "pin_memory": pin, "persistent_workers": workers > 0}
     if workers > 0:
         common["prefetch_factor"] = 4
@@ -108,7 +126,7 @@ def imagenet_loaders(
         shard = torch.utils.data.Subset(val, list(range(rank, len(val), world)))
         return (
             torch.utils.data.DataLoader(train, batch_size=batch_size, sampler=sampler, drop_last=True, **common),
-            torch.utils.data.DataLoader(shard, batch_size=eval_batch_size, **common),
+            torch.utils.data.DataLoader(shard, batch_size=batch_size, **common),
         )
     train_loader = torch.utils.data.DataLoader(
         train,
@@ -118,17 +136,5 @@ def imagenet_loaders(
         generator=torch.Generator().manual_seed(seed),
         **common,
     )
-    val_loader = torch.utils.data.DataLoader(val, batch_size=eval_batch_size, shuffle=False, **common)
+    val_loader = torch.utils.data.DataLoader(val, batch_size=batch_size, shuffle=False, **common)
     return train_loader, val_loader
-
-
-def folder_listing_sha256(root: Path) -> tuple[str, int, int]:
-    """sha256 over the sorted relative paths and sizes of a dataset tree (content is not read), with counts."""
-    digest = hashlib.sha256()
-    counts = {"train": 0, "val": 0}
-    for part in ("train", "val"):
-        for path in sorted((root / part).rglob("*")):
-            if path.is_file():
-                counts[part] += 1
-                digest.update(f"{path.relative_to(root).as_posix()}\t{path.stat().st_size}\n".encode())
-    return digest.hexdigest(), counts["train"], counts["val"]

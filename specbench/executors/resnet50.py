@@ -1,7 +1,7 @@
 """The ResNet-50 executor: torchvision's resnet50 (v1.5) trained to a target quality or timed for throughput.
 
-Data: real ImageNet from an ImageFolder tree (`--data`), the generated learnable set of the smoke
-profile, or synthetic tensors on the device for throughput runs (CARAML's way; such results
+Data: real ImageNet from `--data` (decoded and augmented on the GPU or in CPU workers, see
+datapath.py), the generated learnable set of the smoke profile, or synthetic tensors on the device for throughput runs (CARAML's way; such results
 say synthetic and are never ranked for quality). Precision (fp32, tf32, bf16, fp16), memory
 format and torch.compile are options recorded in layers 6 and 7.
 """
@@ -22,21 +22,22 @@ from specbench.executors.base import RunOutcome
 from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
 from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import RunConfig
-from specbench.executors.harness import RunContext
-from specbench.executors.imagedata import (
-    EVAL_SEED,
-    TRAIN_SEED,
-    TensorBatches,
-    folder_listing_sha256,
-    generate_images,
-    imagenet_loaders,
-    tensor_sha256,
+from specbench.executors.datapath import (
+    DATA_OPTIONS,
+    check_data_settings,
+    close_loaders,
+    eval_batches,
+    image_loaders,
+    train_batches,
 )
-from specbench.executors.loop import epoch_batches, train_to_quality
+from specbench.executors.harness import RunContext
+from specbench.executors.imagedata import EVAL_SEED, TRAIN_SEED, TensorBatches, generate_images, tensor_sha256
+from specbench.executors.imagenet import scan_tree
+from specbench.executors.loop import train_to_quality
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult
 
-OPTIONS = CONV_OPTIONS
+OPTIONS = {**CONV_OPTIONS, **DATA_OPTIONS}
 DEFAULTS: dict[str, Any] = {
     "optimizer": "sgd",
     "momentum": 0.875,
@@ -93,6 +94,11 @@ class ResNet50Executor:
             )
         if data is not None and not data.is_dir():
             raise UsageError(f"--data {data}: no such folder")
+        if data is not None and spec.kind == "time_to_quality" and not synthetic:
+            scan_tree(data)
+
+    def check_config(self, resolved: ResolvedSpec, config: RunConfig) -> None:
+        check_data_settings(resolved, config)
 
     def dataset_facts(
         self, resolved: ResolvedSpec, config: RunConfig, data: Path | None, synthetic: bool
@@ -106,13 +112,14 @@ class ResNet50Executor:
                 "num_classes": dataset.num_classes,
             }
         if data is not None:
-            digest, train, val = folder_listing_sha256(data)
+            tree = scan_tree(data)
             return {
                 "name": dataset.name,
                 "path": str(data.resolve()),
-                "train_samples": train,
-                "eval_samples": val,
-                "listing_sha256": digest,
+                "train_samples": len(tree.train),
+                "eval_samples": len(tree.val),
+                "val_layout": tree.val_layout,
+                "listing_sha256": tree.listing_sha256(),
                 "synthetic": False,
             }
         shape, classes = dataset.sample_shape or [3, 32, 32], dataset.num_classes or 10
@@ -154,17 +161,7 @@ class ResNet50Executor:
             synthetic = (x, y)
             steps_per_epoch = max(1, dataset.train_samples // batch)
         elif ctx.data is not None:
-            workers = int(ctx.settings.get("num_workers") or 0)
-            train, val = imagenet_loaders(
-                ctx.data,
-                local_batch,
-                local_batch,
-                workers,
-                ctx.seed,
-                pin=ctx.device == "cuda",
-                rank=ctx.dist.rank,
-                world=ctx.dist.world,
-            )
+            train, val = image_loaders(ctx, local_batch)
             steps_per_epoch = len(train)
         else:
             shape = dataset.sample_shape or [3, 32, 32]
@@ -194,7 +191,10 @@ class ResNet50Executor:
     def train(self, ctx: RunContext, state: State) -> RunOutcome:
         if ctx.resolved.spec.kind == "throughput":
             return _throughput(ctx, state)
-        return _time_to_quality(ctx, state)
+        try:
+            return _time_to_quality(ctx, state)
+        finally:
+            close_loaders(state.train, state.val)
 
 
 def _optimizer(ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -241,9 +241,8 @@ def _learning_rate(ctx: RunContext, step: int, total_steps: int, steps_per_epoch
 def _evaluate(state: State, device: torch.device, ctx: RunContext) -> float:
     state.model.eval()
     correct = total = 0
-    batches = state.val.epoch(0, shuffle=False) if isinstance(state.val, TensorBatches) else state.val
     with torch.no_grad(), state.autocast():
-        for images, labels in batches:
+        for images, labels in eval_batches(state.val):
             images = images.to(device, non_blocking=True).contiguous(memory_format=state.memory_format)
             labels = labels.to(device, non_blocking=True)
             correct += int((state.model(images).argmax(1) == labels).sum())
@@ -265,7 +264,7 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
 
     return train_to_quality(
         ctx,
-        batches=lambda epoch: epoch_batches(state.train, epoch),
+        batches=lambda epoch: train_batches(state.train, epoch),
         steps_per_epoch=state.steps_per_epoch,
         batch_size=state.batch_size,
         unit="img",

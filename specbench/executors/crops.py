@@ -1,0 +1,148 @@
+"""Batched crops of decoded images on the run's device, with torchvision's augmentation semantics.
+
+Training: RandomResizedCrop (scale 0.08-1, ratio 3/4-4/3, ten tries then the centre fallback, as
+`torchvision.transforms.RandomResizedCrop.get_params` draws them, here for a whole batch at once),
+horizontal flip with p = 0.5, normalisation with ImageNet's mean and std. Evaluation: resize the short
+side to `resize`, centre crop `size`, as `Resize` then `CenterCrop` place it. One `roi_align` call resamples
+every box of a batch (half-pixel centres, one to n x n bilinear samples per output pixel averaged over its
+footprint, n = ceil(box / size), so downscaling is antialiased); a fourth channel of ones marks each
+image's extent in the padded canvas, and dividing by it keeps edge pixels from blending with padding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+SCALE = (0.08, 1.0)
+RATIO = (3.0 / 4.0, 4.0 / 3.0)
+ATTEMPTS = 10
+CANVAS_BYTES = 2 * 1024**3
+
+
+def random_resized_boxes(
+    heights: torch.Tensor, widths: torch.Tensor, generator: torch.Generator, scale: tuple[float, float] = SCALE
+) -> torch.Tensor:
+    """(N, 4) int64 boxes `top, left, height, width`, drawn for each image as RandomResizedCrop.get_params does."""
+    n = heights.numel()
+    h_img = heights.double().view(n, 1)
+    w_img = widths.double().view(n, 1)
+    area = h_img * w_img
+    target = area * (
+        scale[0] + (scale[1] - scale[0]) * torch.rand(n, ATTEMPTS, generator=generator, dtype=torch.float64)
+    )
+    low, high = math.log(RATIO[0]), math.log(RATIO[1])
+    aspect = torch.exp(low + (high - low) * torch.rand(n, ATTEMPTS, generator=generator, dtype=torch.float64))
+    w = torch.round(torch.sqrt(target * aspect))
+    h = torch.round(torch.sqrt(target / aspect))
+    ok = (w > 0) & (w <= w_img) & (h > 0) & (h <= h_img)
+    first = ok.to(torch.int8).argmax(dim=1, keepdim=True)
+    h_box = h.gather(1, first).view(n)
+    w_box = w.gather(1, first).view(n)
+    h_img, w_img = h_img.view(n), w_img.view(n)
+    fb_h, fb_w = _fallback(h_img, w_img)
+    found = ok.any(dim=1)
+    h_box = torch.where(found, h_box, fb_h)
+    w_box = torch.where(found, w_box, fb_w)
+    u = torch.rand(n, 2, generator=generator, dtype=torch.float64)
+    top = torch.where(found, torch.floor(u[:, 0] * (h_img - h_box + 1)), torch.floor((h_img - h_box) / 2))
+    left = torch.where(found, torch.floor(u[:, 1] * (w_img - w_box + 1)), torch.floor((w_img - w_box) / 2))
+    return torch.stack([top, left, h_box, w_box], dim=1).to(torch.int64)
+
+
+def _fallback(h_img: torch.Tensor, w_img: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The whole image, clipped to the ratio range, when ten tries found no box (get_params' last branch)."""
+    in_ratio = w_img / h_img
+    narrow = in_ratio < RATIO[0]
+    wide = in_ratio > RATIO[1]
+    w = torch.where(wide, torch.round(h_img * RATIO[1]), w_img)
+    h = torch.where(narrow, torch.round(w_img / RATIO[0]), h_img)
+    return h, w
+
+
+def center_boxes(heights: torch.Tensor, widths: torch.Tensor, resize: int, size: int) -> torch.Tensor:
+    """(N, 4) float64 source boxes `x1, y1, x2, y2` of Resize(resize) then CenterCrop(size)."""
+    h, w = heights.double(), widths.double()
+    short_is_h = h <= w
+    long_new = torch.floor(resize * torch.maximum(h, w) / torch.minimum(h, w))
+    h_new = torch.where(short_is_h, torch.full_like(h, resize), long_new)
+    w_new = torch.where(short_is_h, long_new, torch.full_like(w, resize))
+    top = torch.round((h_new - size) / 2.0)
+    left = torch.round((w_new - size) / 2.0)
+    sy, sx = h / h_new, w / w_new
+    return torch.stack([left * sx, top * sy, (left + size) * sx, (top + size) * sy], dim=1)
+
+
+def crop_boxes_xyxy(boxes: torch.Tensor) -> torch.Tensor:
+    """`top, left, height, width` boxes as `x1, y1, x2, y2` float64 (the pixel edges they cover)."""
+    top, left, h, w = boxes.double().unbind(1)
+    return torch.stack([left, top, left + w, top + h], dim=1)
+
+
+def pad_images(images: Sequence[torch.Tensor]) -> torch.Tensor:
+    """(N, 3, Hmax, Wmax) uint8 with each (3, H, W) image at the top left and zeros beyond it."""
+    height = max(int(img.shape[1]) for img in images)
+    width = max(int(img.shape[2]) for img in images)
+    canvas = torch.zeros((len(images), 3, height, width), dtype=torch.uint8, device=images[0].device)
+    for index, img in enumerate(images):
+        canvas[index, :, : img.shape[1], : img.shape[2]] = img
+    return canvas
+
+
+def resized_crops(
+    canvas: torch.Tensor,
+    sizes: torch.Tensor,
+    boxes: torch.Tensor,
+    size: int,
+    mean: Sequence[float],
+    std: Sequence[float],
+    flips: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """(N, 3, size, size) float32 normalised crops of `boxes` (x1, y1, x2, y2) from a padded uint8 canvas.
+
+    `sizes` holds each image's (height, width) inside the canvas; `flips` mirrors the chosen crops.
+    """
+    from torchvision.ops import roi_align
+
+    device = canvas.device
+    n, _, height, width = canvas.shape
+    sizes = sizes.to(device)
+    planes = torch.empty((n, 4, height, width), dtype=torch.float32, device=device)
+    planes[:, :3] = canvas
+    rows = torch.arange(height, device=device).view(1, height, 1) < sizes[:, 0].view(n, 1, 1)
+    cols = torch.arange(width, device=device).view(1, 1, width) < sizes[:, 1].view(n, 1, 1)
+    planes[:, 3] = rows & cols
+    index = torch.arange(n, device=device, dtype=torch.float32).view(n, 1)
+    rois = torch.cat([index, boxes.to(device=device, dtype=torch.float32)], dim=1)
+    out = roi_align(planes, rois, (size, size), spatial_scale=1.0, sampling_ratio=-1, aligned=True)
+    rgb = out[:, :3] / out[:, 3:].clamp_min(1e-6)
+    if flips is not None:
+        rgb = torch.where(flips.to(device).view(n, 1, 1, 1), rgb.flip(-1), rgb)
+    scale = torch.tensor([1.0 / (255.0 * s) for s in std], device=device).view(1, 3, 1, 1)
+    shift = torch.tensor([-m / s for m, s in zip(mean, std, strict=True)], device=device).view(1, 3, 1, 1)
+    return torch.addcmul(shift, rgb, scale)
+
+
+def canvas_groups(sizes: torch.Tensor, budget_bytes: int = CANVAS_BYTES) -> list[list[int]]:
+    """Indices split so that each group's padded float canvas stays within `budget_bytes` and is at most half padding.
+
+    The usual batch (ImageNet's images are mostly at most 500 pixels a side) is one group, in order.
+    """
+    if len(sizes) * int(sizes[:, 0].max()) * int(sizes[:, 1].max()) * 16 <= budget_bytes:
+        return [list(range(len(sizes)))]
+    areas = (sizes[:, 0] * sizes[:, 1]).tolist()
+    order = sorted(range(len(areas)), key=lambda i: -areas[i])
+    groups: list[list[int]] = []
+    height = width = 0
+    for i in order:
+        h, w = int(sizes[i, 0]), int(sizes[i, 1])
+        new_h, new_w = max(height, h), max(width, w)
+        if groups and (len(groups[-1]) + 1) * new_h * new_w * 16 <= budget_bytes and new_h * new_w <= 2 * h * w:
+            groups[-1].append(i)
+            height, width = new_h, new_w
+        else:
+            groups.append([i])
+            height, width = h, w
+    return groups

@@ -1,0 +1,131 @@
+"""The `--data` image path of the ResNet-50 executor: its options, their checks, and the loaders they pick.
+
+Three settings, recorded in layer 6 (framework) of submission.yaml: `data_decoder` (pil: PIL in
+DataLoader worker processes; libjpeg: torchvision's libjpeg-turbo decoder in threads; nvjpeg: the
+GPU's decoder through torchvision), `augment_device` (cpu: per image in the workers, or batched on the
+CPU; cuda: batched kernels on the GPU) and `num_workers` (processes or reading threads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from specbench.errors import UsageError
+from specbench.executors.common import memory_format
+from specbench.executors.config import Option, RunConfig
+from specbench.executors.harness import RunContext
+from specbench.executors.imagedata import TensorBatches, imagenet_loaders
+from specbench.executors.imagenet import scan_tree
+from specbench.executors.jpegloader import DeviceImageLoader, Geometry
+from specbench.spec.resolve import ResolvedSpec
+
+DATA_OPTIONS = {
+    "data_decoder": Option(
+        "data_decoder",
+        "framework",
+        "JPEG decoder for --data: pil (DataLoader workers), libjpeg (torchvision, CPU threads), nvjpeg (GPU)",
+        ("pil", "libjpeg", "nvjpeg"),
+        "pil",
+        "nvjpeg",
+    ),
+    "augment_device": Option(
+        "augment_device",
+        "framework",
+        "where crops, flips and normalisation of --data run: cpu or cuda (batched kernels)",
+        ("cpu", "cuda"),
+        "cpu",
+        "cuda",
+    ),
+}
+DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers")
+VALID = {("pil", "cpu"), ("libjpeg", "cpu"), ("libjpeg", "cuda"), ("nvjpeg", "cuda")}
+
+
+def check_data_settings(resolved: ResolvedSpec, config: RunConfig) -> None:
+    """Refuse a decoder and augmentation place that do not go together; throughput runs read no files."""
+    if resolved.spec.kind == "throughput":
+        given = [name for name in DATA_SETTINGS if name in config.overrides]
+        if given:
+            raise UsageError(
+                f"--set {given[0]}: applies to --data runs; spec {resolved.spec.id!r} times synthetic tensors"
+            )
+        for name in DATA_SETTINGS:
+            config.settings.pop(name, None)
+        return
+    pair = (config.settings.get("data_decoder"), config.settings.get("augment_device"))
+    if pair not in VALID:
+        choices = ", ".join(f"{d}+{a}" for d, a in sorted(VALID))
+        raise UsageError(f"data_decoder={pair[0]} with augment_device={pair[1]} does not go together; choose {choices}")
+    if pair[1] == "cuda" and not torch.cuda.is_available():
+        raise UsageError(
+            f"augment_device=cuda (data_decoder={pair[0]}) needs a CUDA GPU, and torch sees none here; "
+            "--set data_decoder=pil --set augment_device=cpu runs the CPU path"
+        )
+
+
+def crop_geometry(sample_shape: list[int] | None) -> Geometry:
+    """The spec's square sample size, and the evaluation's short side in ImageNet's 256 / 224 proportion."""
+    _, height, width = sample_shape or [3, 224, 224]
+    if height != width:
+        raise UsageError(f"--data crops square images; the spec's sample_shape is {height} x {width}")
+    return Geometry(size=height, resize=round(height * 256 / 224))
+
+
+def image_loaders(ctx: RunContext, batch_size: int) -> tuple[Any, Any]:
+    """Train and evaluation loaders over the `--data` tree, as the run's settings choose them."""
+    assert ctx.data is not None
+    tree = scan_tree(ctx.data)
+    geometry = crop_geometry(ctx.resolved.spec.workload.dataset.sample_shape)
+    decoder = str(ctx.settings.get("data_decoder") or "pil")
+    where = str(ctx.settings.get("augment_device") or "cpu")
+    workers = int(ctx.settings.get("num_workers") or 0)
+    rank, world = ctx.dist.rank, ctx.dist.world
+    if decoder == "pil":
+        return imagenet_loaders(
+            tree, geometry.size, geometry.resize, batch_size, workers, ctx.seed, ctx.device == "cuda", rank, world
+        )
+    if where == "cuda" and ctx.device != "cuda":
+        raise UsageError(f"augment_device=cuda needs --device cuda; this run's device is {ctx.device}")
+    device = torch.device(ctx.device if where == "cuda" else "cpu")
+    common: dict[str, Any] = {
+        "geometry": geometry,
+        "device": device,
+        "decoder": decoder,
+        "workers": workers,
+        "seed": ctx.seed,
+        "rank": rank,
+        "world": world,
+        "memory_format": memory_format(ctx),
+    }
+    train = DeviceImageLoader(tree.root, tree.train, batch_size=batch_size, train=True, **common)
+    val = DeviceImageLoader(tree.root, tree.val, batch_size=batch_size, train=False, **common)
+    return train, val
+
+
+def train_batches(train: Any, epoch: int) -> Iterable[Any]:
+    """One epoch of any of the executor's training loaders."""
+    if isinstance(train, (TensorBatches, DeviceImageLoader)):
+        return train.epoch(epoch)
+    set_epoch = getattr(getattr(train, "sampler", None), "set_epoch", None)
+    if set_epoch is not None:
+        set_epoch(epoch)
+    return train  # type: ignore[no-any-return]
+
+
+def eval_batches(val: Any) -> Iterable[Any]:
+    """The whole evaluation split of any of the executor's evaluation loaders, in order."""
+    if isinstance(val, TensorBatches):
+        return val.epoch(0, shuffle=False)
+    if isinstance(val, DeviceImageLoader):
+        return val.epoch(0)
+    return val  # type: ignore[no-any-return]
+
+
+def close_loaders(*loaders: Any) -> None:
+    """Stop the device pipeline's threads (DataLoader workers end with their iterators)."""
+    for loader in loaders:
+        if isinstance(loader, DeviceImageLoader):
+            loader.close()

@@ -1,0 +1,137 @@
+"""`specbench execute` through `--data` on a generated JPEG tree: trains to its target, records the data path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchvision")
+pytest.importorskip("mlperf_logging")
+
+from specbench.cli import main  # noqa: E402
+from specbench.executors import common  # noqa: E402
+from specbench.executors.common import WorkersOption  # noqa: E402
+from specbench.executors.config import build_configs  # noqa: E402
+from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
+from specbench.executors.resnet50 import EXECUTOR  # noqa: E402
+from specbench.spec.loader import load_spec  # noqa: E402
+from specbench.spec.resolve import resolve  # noqa: E402
+from specbench.spec.yamlio import load_yaml  # noqa: E402
+from specbench.validator import validate_submission  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
+
+SPEC = str(Path(__file__).parent / "data" / "specs" / "valid" / "resnet50-jpeg-tree.yaml")
+TREE = TreeSpec(
+    classes=4,
+    train_per_class=32,
+    val_per_class=8,
+    widths=(40, 56),
+    heights=(32, 44),
+    detail=6,
+    texture=6,
+    flat_val=True,
+)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tree")
+    write_tree(root, TREE)
+    return root
+
+
+def run(tree: Path, out: Path, *sets: str, device: str = "cpu") -> tuple[int, dict[str, object], dict[str, object]]:
+    argv = ["execute", SPEC, "--data", str(tree), "--device", device, "--power", "none", "--out", str(out)]
+    code = main([*argv, *(a for s in sets for a in ("--set", s))])
+    bench = out / "resnet50-jpeg-tree"
+    meta = load_yaml(bench / "submission.yaml").data
+    result = json.loads((bench / "run_1" / "result.json").read_text())
+    return code, meta, result
+
+
+def check_trained(code: int, meta: dict[str, object], result: dict[str, object], out: Path) -> None:
+    assert code == 0, result.get("reason")
+    assert result["status"] == "success" and result["quality"]["best"] >= 0.75  # type: ignore[index]
+    assert meta["dataset"]["train_samples"] == 128 and meta["dataset"]["eval_samples"] == 32  # type: ignore[index]
+    assert meta["dataset"]["val_layout"] == "flat, labels from LOC_val_solution.csv"  # type: ignore[index]
+    report = validate_submission(out, spec=SPEC)
+    assert report.exit_code() == 0, [f.to_dict() for f in report.findings]
+
+
+@pytest.mark.slow
+def test_cpu_run_trains_through_data_to_its_target_and_validates(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "cpu-box"
+    code, meta, result = run(tree, out)
+    check_trained(code, meta, result, out)
+    framework = meta["layers"]["framework"]  # type: ignore[index]
+    assert framework == {**framework, "data_decoder": "pil", "augment_device": "cpu", "num_workers": 0}
+    assert result["settings"]["data_decoder"] == "pil"  # type: ignore[index]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "gpu-box"
+    code, meta, result = run(tree, out, device="cuda")
+    check_trained(code, meta, result, out)
+    framework = meta["layers"]["framework"]  # type: ignore[index]
+    assert framework["data_decoder"] == "nvjpeg" and framework["augment_device"] == "cuda"  # type: ignore[index]
+    assert framework["num_workers"] == common.workers_per_process()  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--set", "data_decoder=nvjpeg"],
+            "error: data_decoder=nvjpeg with augment_device=cpu does not go together; choose libjpeg+cpu, "
+            "libjpeg+cuda, nvjpeg+cuda, pil+cpu",
+        ),
+        (["--set", "data_decoder=dali"], "error: --set data_decoder=dali: expected one of pil, libjpeg, nvjpeg"),
+    ],
+)
+def test_data_settings_that_cannot_work_fail_before_anything_starts(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["execute", SPEC, "--data", str(tree), "--out", str(tmp_path / "a" / "b"), *args]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == message
+    assert not (tmp_path / "a").exists()
+
+
+def test_throughput_runs_record_no_data_path_and_refuse_its_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "a" / "b"
+    assert main(["execute", "caraml-resnet50", "--profile", "smoke", "--set", "num_workers=4", "--out", str(out)]) == 2
+    assert "error: --set num_workers: applies to --data runs; spec 'caraml-resnet50' times synthetic tensors" in (
+        capsys.readouterr().err
+    )
+    resolved = resolve(load_spec("caraml-resnet50"), "smoke")
+    (config,) = build_configs(resolved, EXECUTOR.options, [], "cuda", EXECUTOR.defaults)
+    assert {"num_workers", "data_decoder", "augment_device"} <= set(config.settings)
+    EXECUTOR.check_config(resolved, config)
+    assert not {"num_workers", "data_decoder", "augment_device"} & set(config.layers()["framework"])
+
+
+def test_a_data_folder_without_imagenet_layout_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "data" / "train").mkdir(parents=True)
+    assert main(["execute", SPEC, "--data", str(tmp_path / "data"), "--out", str(tmp_path / "a" / "b")]) == 2
+    assert (
+        f"error: --data {tmp_path / 'data'}: no folder {tmp_path / 'data' / 'val'}; expected train/<class>/<image>"
+        in (capsys.readouterr().err)
+    )
+
+
+def test_workers_default_to_the_cores_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    option = WorkersOption("num_workers", "framework", "workers")
+    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert option.default("cuda") == 15 and option.default("cpu") == 0
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert option.default("cuda") == 3
+    monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert option.default("cuda") == 1

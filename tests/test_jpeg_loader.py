@@ -1,0 +1,147 @@
+"""The device image pipeline: epochs, shards, labels, errors; on CUDA, nvjpeg against the CPU decoder."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchvision")
+
+from specbench.errors import UsageError  # noqa: E402
+from specbench.executors.imagenet import ImageTree, scan_tree  # noqa: E402
+from specbench.executors.jpegloader import DeviceImageLoader, Geometry  # noqa: E402
+from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
+
+
+GEOMETRY = Geometry(size=32, resize=37)
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> ImageTree:
+    root = tmp_path_factory.mktemp("jpegs")
+    spec = TreeSpec(classes=3, train_per_class=10, val_per_class=3, widths=(40, 60), heights=(30, 50), flat_val=True)
+    write_tree(root, spec)
+    return scan_tree(root)
+
+
+def loader(tree: ImageTree, train: bool = True, device: str = "cpu", **kw: object) -> DeviceImageLoader:
+    options: dict[str, object] = {"decoder": "libjpeg", "workers": 2, "seed": 5, "batch_size": 4, **kw}
+    split = tree.train if train else tree.val
+    return DeviceImageLoader(tree.root, split, train=train, geometry=GEOMETRY, device=torch.device(device), **options)  # type: ignore[arg-type]
+
+
+def test_an_epoch_gives_each_image_once_with_its_label_normalised(tree: ImageTree) -> None:
+    train = loader(tree)
+    try:
+        assert len(train) == 7  # 30 images, batches of 4, the last partial batch dropped
+        order = train.order(1)
+        batches = list(train.epoch(1))
+        assert len(batches) == 7
+        labels = torch.cat([y for _, y in batches])
+        assert labels.tolist() == tree.train.labels[order[:28]].tolist()
+        for images, _ in batches:
+            assert images.shape == (4, 3, 32, 32) and images.dtype == torch.float32
+            assert images.is_contiguous(memory_format=torch.channels_last)
+            assert float(images.min()) > -2.5 and float(images.max()) < 2.7 and float(images.std()) > 0.1
+        assert sorted(train.order(1).tolist()) == list(range(30)) and train.order(2).tolist() != order.tolist()
+    finally:
+        train.close()
+
+
+def test_the_same_seed_gives_the_same_batches(tree: ImageTree) -> None:
+    first, second = loader(tree), loader(tree)
+    try:
+        for (a, la), (b, lb) in zip(first.epoch(3), second.epoch(3), strict=True):
+            assert torch.equal(la, lb) and torch.equal(a, b)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_the_next_epoch_is_under_way_when_one_ends(tree: ImageTree) -> None:
+    train = loader(tree)
+    try:
+        list(train.epoch(1))
+        assert train.producer is not None and train.producer.epoch == 2
+        assert len(list(train.epoch(2))) == 7
+    finally:
+        train.close()
+    assert train.producer is None
+
+
+def test_ranks_share_an_epoch_without_overlap_and_evaluation_covers_all(tree: ImageTree) -> None:
+    shards = [loader(tree, rank=r, world=3).order(4) for r in range(3)]
+    assert sorted(i for s in shards for i in s.tolist()) == list(range(30))
+    val = [loader(tree, train=False, rank=r, world=2) for r in range(2)]
+    try:
+        seen = [torch.cat([y for _, y in v.epoch(0)]) for v in val]
+        assert sum(len(s) for s in seen) == len(tree.val) == 9
+        assert [len(v) for v in val] == [2, 1]  # 5 and 4 images in batches of 4
+        assert seen[0].tolist() == tree.val.labels[0::2].tolist()
+    finally:
+        for v in val:
+            v.close()
+
+
+def test_evaluation_batches_are_center_crops_in_order(tree: ImageTree) -> None:
+    val = loader(tree, train=False, batch_size=5)
+    try:
+        a = torch.cat([x for x, _ in val.epoch(0)])
+        b = torch.cat([x for x, _ in val.epoch(0)])
+        assert a.shape == (9, 3, 32, 32) and torch.equal(a, b)
+    finally:
+        val.close()
+
+
+def test_an_undecodable_file_stops_the_epoch_naming_it(tmp_path: Path) -> None:
+    write_tree(tmp_path, TreeSpec(classes=2, train_per_class=4, val_per_class=1, widths=(30, 40), heights=(30, 40)))
+    bad = tmp_path / "train" / "n00000001" / "n00000001_2.JPEG"
+    bad.write_bytes(b"\xff\xd8 not a jpeg")
+    train = loader(scan_tree(tmp_path))
+    try:
+        with pytest.raises(UsageError, match=f"--data: {bad} is not an image torchvision can decode"):
+            list(train.epoch(1))
+    finally:
+        train.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("specbench-images")]
+
+
+def test_nvjpeg_needs_a_cuda_device(tree: ImageTree) -> None:
+    with pytest.raises(UsageError, match="data_decoder nvjpeg decodes on a CUDA device; this run's device is cpu"):
+        loader(tree, decoder="nvjpeg")
+
+
+@pytest.mark.gpu
+@CUDA
+def test_nvjpeg_batches_match_the_cpu_decoder(tree: ImageTree) -> None:
+    gpu, cpu = loader(tree, device="cuda", decoder="nvjpeg"), loader(tree, device="cuda", decoder="libjpeg")
+    try:
+        for (a, la), (b, lb) in zip(gpu.epoch(1), cpu.epoch(1), strict=True):
+            assert a.is_cuda and la.is_cuda and torch.equal(la, lb)
+            assert float((a - b).abs().mean()) * 255 * 0.226 < 2.0  # IDCT and chroma upsampling differ slightly
+    finally:
+        gpu.close()
+        cpu.close()
+
+
+@pytest.mark.gpu
+@CUDA
+def test_nvjpeg_falls_back_for_images_it_refuses(tmp_path: Path) -> None:
+    from PIL import Image
+
+    write_tree(tmp_path, TreeSpec(classes=2, train_per_class=4, val_per_class=1, widths=(30, 40), heights=(30, 40)))
+    png = tmp_path / "train" / "n00000000" / "n00000000_1.JPEG"
+    Image.new("RGB", (33, 35), (200, 10, 10)).save(png, format="PNG")
+    train = loader(scan_tree(tmp_path), device="cuda", decoder="nvjpeg")
+    try:
+        assert sum(len(y) for _, y in train.epoch(1)) == 8
+        assert len(train.cpu_only) == 1
+        assert sum(len(y) for _, y in train.epoch(2)) == 8
+    finally:
+        train.close()
