@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, EXIT_UNUSABLE
 from specbench.power.energy import DeviceEnergy
+from specbench.scoring.accounting import Accounts
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta, SystemDescription
@@ -71,6 +72,10 @@ class RunData:
     state: str | None = None
     result: RunResult | None = None
     power: PowerData | None = None
+    samples: int | None = None
+    """Samples processed, from the log (None where the log does not show them or contradicts the spec)."""
+    accounts: Accounts | None = None
+    """Every number of the run recomputed from the evidence: what result.json must say and what is ranked."""
 
     @property
     def duration_s(self) -> float | None:

@@ -245,6 +245,8 @@ class Writer:
         s = self.spec.spec
         assert s.throughput is not None
         samples = self.hyperparameters["global_batch_size"] * s.throughput.measure_steps
+        if s.workload.sample_unit == "token":
+            samples *= self.hyperparameters["sequence_length"]
         log.start("block_start", advance_ms=500, samples_count=samples, first_epoch_num=1)
         log.end(
             "block_stop", advance_ms=round(self.options.throughput_s * 1000), samples_count=samples, first_epoch_num=1
