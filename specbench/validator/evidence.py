@@ -67,7 +67,8 @@ def log_samples(run: RunData, problem: Problem) -> int | None:
         return None
     if problem.kind == "throughput":
         counts = [e.metadata.get("samples_count") for e in run.log.all("block_start")]
-        return sum(counts) if counts and all(is_int(c) and c >= 0 for c in counts) else None  # type: ignore[misc]
+        valid = [c for c in counts if is_int(c) and c >= 0]
+        return sum(valid) if counts and len(valid) == len(counts) else None
     evaluations = run.log.all("eval_accuracy")
     count = evaluations[-1].metadata.get("samples_count") if evaluations else None
     if is_int(count) and count >= 0:

@@ -109,7 +109,8 @@ def validate_submission(
 
 
 def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription | None, list[BenchmarkData]]:
-    """Every check of a listed submission: system.yaml, each benchmark in three phases, the manifest."""
+    """Every check of a listed submission: the manifest first, then system.yaml and each benchmark in three phases."""
+    check_manifest(ctx, target.benchmark)
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:
         _check_root_names(ctx, target.root, system, system_file)
@@ -131,7 +132,6 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
         finish_benchmark(ctx, bench, system, system_file)
     if ctx.imported is not None and import_file is not None:
         check_import(ctx, ctx.imported, import_file, benchmarks)
-    check_manifest(ctx, target.benchmark)
     return system, benchmarks
 
 
