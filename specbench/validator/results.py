@@ -217,18 +217,15 @@ class ResultCheck:
                 ("samples_processed",),
                 f"expected samples_processed {accounts.samples} (samples_count in the log), found {show(r.samples_processed)}",
             )
-        for path, expected, found, rel in (
+        checks: list[tuple[tuple[str, ...], float | None, float | None, float]] = [
             (("model_flops",), accounts.model_flops, r.model_flops, VALUE_REL),
             (("flops_per_s",), accounts.flops_per_s, r.flops_per_s, rate_rel),
-            (
-                ("throughput", "samples_per_s"),
-                accounts.samples_per_s,
-                r.throughput and r.throughput.samples_per_s,
-                rate_rel,
-            ),
-        ):
-            if path[0] == "throughput" and r.throughput is None:
-                continue
+        ]
+        if r.throughput is not None:
+            checks.append(
+                (("throughput", "samples_per_s"), accounts.samples_per_s, r.throughput.samples_per_s, rate_rel)
+            )
+        for path, expected, found, rel in checks:
             if expected is not None and (found is None or not close(found, expected, rel)):
                 self.add("SB-RES-002", path, f"expected {path[-1]} {expected:.6g} ({source}), found {show(found)}")
 

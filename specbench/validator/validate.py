@@ -12,12 +12,14 @@ from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
 from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
+from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, check_manifest
 from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report
 from specbench.validator.powercheck import check_power
+from specbench.validator.provenance import check_provenance
 
 SYSTEM_FILE = "system.yaml"
 BENCHMARK_FILE = "submission.yaml"
@@ -128,6 +130,7 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     runs = [run for bench, _ in read for run in bench.runs]
     check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
     benchmarks = [bench for bench, _ in read]
+    check_provenance(ctx.findings, benchmarks, SystemDevices.of(system), ctx.tree.digests)
     for bench in benchmarks:
         finish_benchmark(ctx, bench, system, system_file)
     if ctx.imported is not None and import_file is not None:
