@@ -184,7 +184,23 @@ class EvidenceCheck:
                 **where,
             )
 
+    def check_event_types(self, run: RunData) -> None:
+        """Declared hyperparameters are logged as POINT_IN_TIME events, as mllog writes them."""
+        if run.log is None or self.bench.meta is None:
+            return
+        declared = self.bench.meta.hyperparameters
+        for event in run.log:
+            if event.key in declared and event.event_type != "POINT_IN_TIME":
+                self.findings.add(
+                    "SB-ACC-004",
+                    self.log_file(run),
+                    f"expected {event.key} as POINT_IN_TIME (a declared hyperparameter), found {show(event.event_type)}",
+                    line=event.line,
+                    json_path="event_type",
+                )
+
     def run_accounts(self, run: RunData, peak: float | None) -> None:
+        self.check_event_types(run)
         samples = self.check_samples(run)
         quality = self.bench.spec.spec.quality if self.bench.spec else None
         if quality is not None:

@@ -18,7 +18,7 @@ from specbench.validator.model import BenchmarkData, RunData, SeriesFacts
 HARDWARE_METERS = frozenset({"nvml", "amdsmi", "rapl", "hwmon", "mlperf"})
 """Meters that read hardware (the MLPerf importer's node power logs come from the submitters' meters)."""
 ACCELERATOR_METERS = frozenset({"nvml", "amdsmi"})
-SESSION_GAP_S = 600.0
+SESSION_GAP_S = 6 * 3600.0
 """Runs less than this apart on one host belong to one session: a device's energy counter cannot reset between them."""
 COUNTER_SLACK_J = 1.0
 
