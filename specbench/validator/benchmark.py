@@ -20,6 +20,8 @@ from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mllog import parse_log
 from specbench.validator.mlperf import dialect_for
 from specbench.validator.model import BenchmarkData, RunData
+from specbench.validator.physics import DevicePhysics
+from specbench.validator.physics import check_run as check_physics
 from specbench.validator.powercheck import PowerTask, power_task
 from specbench.validator.results import check_result
 from specbench.validator.runs import check_runs
@@ -99,9 +101,11 @@ def finish_benchmark(
     ctx: Context, bench: BenchmarkData, system: SystemDescription | None, system_file: Loaded | None
 ) -> None:
     """Last phase, once every run's power is known: the evidence's numbers, result.json, the rules across runs."""
-    check_evidence(ctx.findings, bench, system, system_file)
+    physics = DevicePhysics.of(system)
+    check_evidence(ctx.findings, bench, system, system_file, physics.peak(bench.meta))
     devices = SystemDevices.of(system)
     for run in bench.runs:
+        check_physics(ctx.findings, run, bench, physics, devices)
         result_file = ctx.loaded.get(f"{run.folder}/result.json")
         if run.result is not None and result_file is not None:
             problem = result_devices_problem(devices, run.result.devices) if system is not None else None

@@ -18,6 +18,7 @@ from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, check_manifest
 from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report
+from specbench.validator.physics import DevicePhysics, check_unknown
 from specbench.validator.powercheck import check_power
 from specbench.validator.provenance import check_provenance
 
@@ -131,6 +132,7 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
     benchmarks = [bench for bench, _ in read]
     check_provenance(ctx.findings, benchmarks, SystemDevices.of(system), ctx.tree.digests)
+    check_unknown(ctx.findings, DevicePhysics.of(system))
     for bench in benchmarks:
         finish_benchmark(ctx, bench, system, system_file)
     if ctx.imported is not None and import_file is not None:

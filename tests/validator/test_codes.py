@@ -136,6 +136,15 @@ def _counter_reset(rows: list[list[str]]) -> None:
             row[6] = repr(float(row[6]) - 5.0e6)
 
 
+def _scale_energy(rows: list[list[str]]) -> None:
+    for row in rows[1:]:
+        row[4:7] = [repr(float(cell) * 0.01) for cell in row[4:7]]
+
+
+def _model(name: str) -> Callable[[Path], None]:
+    return _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", name))
+
+
 def _rows(edit: Callable[[list[list[str]]], object], run: int = 1) -> Callable[[Path], None]:
     return lambda root: edit_rows(root, edit, run)
 
@@ -429,6 +438,9 @@ CASES = [
         _power_json(_device_field("nvml:1", "scope", "none")),
         {"SB-ACC-005", "SB-PWR-010"},
     ),
+    Case("PHY-001 above the peak", _model("NVIDIA GeForce RTX 4090"), {"SB-PHY-001"}, base=MULTI),
+    Case("PHY-002 below the idle floor", _rows(_scale_energy), {"SB-PHY-002", "SB-PWR-009", "SB-RES-002"}),
+    Case("PHY-003 unknown device", _model("Acme Tensor X1"), {"SB-PHY-003"}),
     Case("PRV-001 replayed trace", _power_json(_device_field("nvml:0", "meter", "replay")), {"SB-PRV-001"}),
     Case("PRV-002 copied device", _rows(_copy_device), {"SB-PRV-002", "SB-RES-002"}),
     Case("PRV-003 counter back", _rows(_counter_reset, run=2), {"SB-PRV-003"}, base=MULTI),
