@@ -316,6 +316,12 @@ CODES: dict[str, Code] = _codes(
         "energy counter goes back between runs",
         "a device's cumulative energy counter only grows during one session: run k+1 starts at or above run k's end",
     ),
+    (
+        "SB-PRV-004",
+        "error",
+        "trace clock runs faster than its sampler",
+        "a fixed-period sampler's readings come at most once per requested period; a compressed trace does not",
+    ),
     # numbers
     (
         "SB-NUM-001",

@@ -41,8 +41,11 @@ class TraceMeta:
     power_limit_w: dict[str, float]
     loaded: Loaded
     host: str | None = None
+    requested_period_s: float | None = None
 
 
+CLOCK_MARGIN = 0.2
+"""A sampler's median step may be this much shorter than its period (it never runs ahead by design)."""
 FINGERPRINT_MIN_SAMPLES = 8
 """Fewer readings than this could repeat by chance (a constant idle reading); more never do in real runs."""
 
@@ -171,7 +174,15 @@ class PowerCheck:
         if devices is None or not ok:
             return None
         host = data.get("host")
-        return TraceMeta(devices, _power_limits(data), loaded, host if isinstance(host, str) else None)
+        sampling = data.get("sampling")
+        period = sampling.get("requested_period_s") if isinstance(sampling, dict) else None
+        return TraceMeta(
+            devices,
+            _power_limits(data),
+            loaded,
+            host if isinstance(host, str) else None,
+            float(period) if is_number(period) and period > 0 else None,
+        )
 
     def read_devices(self, loaded: Loaded) -> list[Device] | None:
         meters = loaded.data.get("meters")
@@ -276,10 +287,29 @@ class PowerCheck:
             elif device.scope in wanted:
                 unusable = True
         self.check_devices(meta, energies, wanted)
+        self.check_clock(meta, trace)
         self.run.power = _power_data(requirement.scope, wanted, energies, achieved, edges, unusable)
         self.run.power.host = meta.host
         self.run.power.series = [_facts(d, trace.series[d.key]) for d in meta.devices if d.key in trace.series]
         self.check_bounds(meta, [e for e in energies if e.scope in wanted])
+
+    def check_clock(self, meta: TraceMeta, trace: CsvTrace) -> None:
+        """A fixed-period sampler's readings cannot come faster than its period: a compressed trace does."""
+        if meta.requested_period_s is None:
+            return
+        for key, series in trace.series.items():
+            steps = sorted(b - a for a, b in pairwise(series.t_mono_s) if b > a)
+            if len(steps) < FINGERPRINT_MIN_SAMPLES:
+                continue
+            median = steps[len(steps) // 2]
+            if median < meta.requested_period_s * (1 - CLOCK_MARGIN):
+                self.add(
+                    "SB-PRV-004",
+                    self.csv_rel,
+                    f"expected {key}'s readings about every {meta.requested_period_s:g} s (power.json sampling "
+                    f"requested_period_s), found a median step of {median:.4f} s",
+                )
+                return
 
     def check_devices(self, meta: TraceMeta, energies: list[DeviceEnergy], wanted: tuple[str, ...]) -> None:
         assert self.result is not None

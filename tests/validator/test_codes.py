@@ -445,6 +445,11 @@ CASES = [
     Case("PRV-002 copied device", _rows(_copy_device), {"SB-PRV-002", "SB-RES-002"}),
     Case("PRV-003 counter back", _rows(_counter_reset, run=2), {"SB-PRV-003"}, base=MULTI),
     Case(
+        "PRV-004 compressed trace clock",
+        _power_json(lambda d: d.__setitem__("sampling", {"requested_period_s": 0.2})),
+        {"SB-PRV-004"},
+    ),
+    Case(
         "NUM-001 huge integer",
         lambda r: edit_result(r, lambda d: d.__setitem__("samples_processed", 10**400)),
         {"SB-NUM-001"},
