@@ -42,6 +42,7 @@ from specbench.mlperf.source import (
     source_file,
 )
 from specbench.mlperf.system import accelerator_count, node_count, safe_name, system_yaml
+from specbench.scoring.accounting import Evidence, Problem, account
 from specbench.spec.loader import LoadedSpec, spec_digest
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
@@ -66,7 +67,6 @@ from specbench.validator.mlperf import (
     SystemJson,
 )
 from specbench.validator.model import RunData
-from specbench.validator.results import flops_per_sample
 from specbench.validator.values import is_int
 
 DEFAULT_RULESET = "4.0.0"
@@ -455,9 +455,10 @@ def _result(ctx: Context, resolved: ResolvedSpec, meta: SubmissionMeta, data: Ru
     batch = _log_int(log, "global_batch_size")
     epochs = log_epochs(log)
     samples = round(epochs * train) if epochs is not None else None
-    per_sample = flops_per_sample(resolved, meta) or 0.0
-    model_flops = per_sample * samples if samples is not None else None
+    problem = Problem.of(resolved, meta.hyperparameters)
+    per_sample = problem.flops_per_sample or 0.0
     duration = data.duration_s
+    accounts = account(problem, Evidence(duration, samples, data.best, None, accelerator_count(ctx.description) or 1))
     start_ms = data.run_start_ms if data.run_start_ms is not None else (log.events[0].time_ms if log.events else 0.0)
     curve = [
         QualityPoint(
@@ -493,8 +494,8 @@ def _result(ctx: Context, resolved: ResolvedSpec, meta: SubmissionMeta, data: Ru
         synthetic_data=False,
         flops_per_sample=per_sample,
         flop_accounting=spec.workload.flop_accounting,
-        model_flops=model_flops,
-        flops_per_s=model_flops / duration if model_flops is not None and duration else None,
+        model_flops=accounts.model_flops,
+        flops_per_s=accounts.flops_per_s,
         quality=QualityResult(
             metric=quality.metric,
             target=quality.target,
