@@ -39,6 +39,7 @@ class SystemDevices:
     accelerators: int | None
     world_size: int | None
     nodes: int
+    model: str | None = None
 
     @classmethod
     def of(cls, system: SystemDescription | None) -> SystemDevices:
@@ -47,10 +48,12 @@ class SystemDevices:
         hardware = system.layers.get("hardware", {})
         communication = system.layers.get("communication", {})
         count, world = hardware.get("accelerator_count"), communication.get("world_size")
+        model = hardware.get("accelerator_model")
         return cls(
             count if is_int(count) and count >= 0 else None,
             world if is_int(world) and world >= 1 else None,
             system.nodes,
+            model if isinstance(model, str) and count else None,
         )
 
     @property

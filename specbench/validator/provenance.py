@@ -54,6 +54,16 @@ class Provenance:
         measured = [
             s for s in power.series if s.scope == "accelerator" and any(e.device == s.device for e in power.devices)
         ]
+        claimed = self.devices.model
+        for facts in listed:
+            if claimed is not None and facts.model is not None and facts.model != claimed:
+                self.findings.add(
+                    "SB-ACC-002",
+                    f"{run.folder}/power.json",
+                    f"expected accelerator model {claimed!r} (system.yaml accelerator_model) for {facts.device}, "
+                    f"found {facts.model!r} (the driver's name in the trace)",
+                )
+                break
         if len(listed) > declared:
             self.findings.add(
                 "SB-ACC-002",

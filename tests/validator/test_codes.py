@@ -142,7 +142,14 @@ def _scale_energy(rows: list[list[str]]) -> None:
 
 
 def _model(name: str) -> Callable[[Path], None]:
-    return _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", name))
+    """The accelerator model changed consistently: system.yaml and every trace's device entries."""
+
+    def edit(root: Path) -> None:
+        _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", name))(root)
+        for trace in root.glob("*/run_*/power.json"):
+            edit_json(trace, lambda d: [dev.__setitem__("model", name) for m in d["meters"] for dev in m["devices"]])
+
+    return edit
 
 
 def _rows(edit: Callable[[list[list[str]]], object], run: int = 1) -> Callable[[Path], None]:
@@ -441,6 +448,11 @@ CASES = [
     Case("PHY-001 above the peak", _model("NVIDIA GeForce RTX 4090"), {"SB-PHY-001"}, base=MULTI),
     Case("PHY-002 below the idle floor", _rows(_scale_energy), {"SB-PHY-002", "SB-PWR-009", "SB-RES-002"}),
     Case("PHY-003 unknown device", _model("Acme Tensor X1"), {"SB-PHY-003"}),
+    Case(
+        "ACC-002 trace model",
+        _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", "NVIDIA H100 80GB HBM3")),
+        {"SB-ACC-002"},
+    ),
     Case("PRV-001 replayed trace", _power_json(_device_field("nvml:0", "meter", "replay")), {"SB-PRV-001"}),
     Case("PRV-002 copied device", _rows(_copy_device), {"SB-PRV-002", "SB-RES-002"}),
     Case("PRV-003 counter back", _rows(_counter_reset, run=2), {"SB-PRV-003"}, base=MULTI),
