@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 
 import click
 
 from specbench import __version__
-from specbench.errors import EXIT_UNUSABLE, InputError, SpecbenchError
+from specbench.errors import EXIT_INTERNAL, EXIT_UNUSABLE, InputError, SpecbenchError
 
 COMMAND_MODULES = ("specs", "show", "schema", "execute", "validate", "score", "roofline", "import_", "data", "power")
 
 EPILOG = """\b
-Exit codes: 0 ok or compliant, 1 non-compliant, 2 unusable input or usage.
+Exit codes: 0 ok or compliant, 1 non-compliant, 2 unusable input or usage, 3 internal error (a bug).
 Docs: docs/spec-reference.md (spec format), README.md (quick start)."""
 
 
@@ -49,6 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as err:
         err.show()
         return EXIT_UNUSABLE if err.exit_code == 2 else err.exit_code
+    except Exception:
+        traceback.print_exc()
+        click.echo(
+            f"error: internal error in specbench (exit code {EXIT_INTERNAL}): this is a bug, not a verdict on the input",
+            err=True,
+        )
+        return EXIT_INTERNAL
     return result if isinstance(result, int) else 0
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 EXIT_OK = 0
 EXIT_NONCOMPLIANT = 1
 EXIT_UNUSABLE = 2
+EXIT_INTERNAL = 3
+"""An error inside specbench itself (a bug), never a verdict on the input: the traceback is shown."""
 
 
 def _display_path(file: str) -> str:

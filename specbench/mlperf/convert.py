@@ -42,12 +42,14 @@ from specbench.mlperf.source import (
     source_file,
 )
 from specbench.mlperf.system import accelerator_count, node_count, safe_name, system_yaml
+from specbench.scoring.accounting import Evidence, Problem, account
 from specbench.spec.loader import LoadedSpec, spec_digest
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
 from specbench.spec.rules import Level
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.documents import parse_json_text
+from specbench.validator.evidence import log_epochs
 from specbench.validator.findings import Findings
 from specbench.validator.logcheck import LogCheck
 from specbench.validator.mllog import ParsedLog, parse_log
@@ -65,8 +67,7 @@ from specbench.validator.mlperf import (
     SystemJson,
 )
 from specbench.validator.model import RunData
-from specbench.validator.results import flops_per_sample
-from specbench.validator.values import is_int, is_number
+from specbench.validator.values import is_int
 
 DEFAULT_RULESET = "4.0.0"
 LEVELS: dict[str, Level] = {"closed": "system", "open": "free"}
@@ -394,7 +395,7 @@ def _convert_run(
     folder = f"run_{number}"
     data = RunData(folder, number, f"{resolved.spec.id}/{folder}")
     LogCheck(log, f"{data.folder}/log.txt", data, Findings(), resolved, meta, False, dialect).run_all()
-    run = RunImport(folder, file, data, _result(ctx, resolved, meta, data, log), epochs=_epochs(log))
+    run = RunImport(folder, file, data, _result(ctx, resolved, meta, data, log), epochs=log_epochs(log))
     trace = None
     if power is not None and power.nodes:
         trace = build_trace(power.nodes, ctx.system_name)
@@ -441,23 +442,6 @@ def _power_result(
     )
 
 
-def _epochs(log: ParsedLog) -> float | None:
-    """Epochs trained up to run_stop: the highest epoch an evaluation, epoch or block names (counted from 1)."""
-    stop = log.first("run_stop")
-    values: list[float] = []
-    for event in log:
-        if stop is not None and event.line > stop.line:
-            break
-        meta = event.metadata
-        if event.key in ("eval_accuracy", "eval_stop", "epoch_stop") and is_number(meta.get("epoch_num")):
-            values.append(float(meta["epoch_num"]))
-        elif (
-            event.key == "block_stop" and is_number(meta.get("first_epoch_num")) and is_number(meta.get("epoch_count"))
-        ):
-            values.append(float(meta["first_epoch_num"]) + float(meta["epoch_count"]) - 1)
-    return max(values) if values else None
-
-
 def _log_int(log: ParsedLog, key: str) -> int | None:
     event = log.first(key)
     return event.value if event is not None and is_int(event.value) else None
@@ -469,11 +453,12 @@ def _result(ctx: Context, resolved: ResolvedSpec, meta: SubmissionMeta, data: Ru
     assert quality is not None
     train = _log_int(log, "train_samples") or spec.workload.dataset.train_samples
     batch = _log_int(log, "global_batch_size")
-    epochs = _epochs(log)
+    epochs = log_epochs(log)
     samples = round(epochs * train) if epochs is not None else None
-    per_sample = flops_per_sample(resolved, meta) or 0.0
-    model_flops = per_sample * samples if samples is not None else None
+    problem = Problem.of(resolved, meta.hyperparameters)
+    per_sample = problem.flops_per_sample or 0.0
     duration = data.duration_s
+    accounts = account(problem, Evidence(duration, samples, data.best, None, accelerator_count(ctx.description) or 1))
     start_ms = data.run_start_ms if data.run_start_ms is not None else (log.events[0].time_ms if log.events else 0.0)
     curve = [
         QualityPoint(
@@ -509,8 +494,8 @@ def _result(ctx: Context, resolved: ResolvedSpec, meta: SubmissionMeta, data: Ru
         synthetic_data=False,
         flops_per_sample=per_sample,
         flop_accounting=spec.workload.flop_accounting,
-        model_flops=model_flops,
-        flops_per_s=model_flops / duration if model_flops is not None and duration else None,
+        model_flops=accounts.model_flops,
+        flops_per_s=accounts.flops_per_s,
         quality=QualityResult(
             metric=quality.metric,
             target=quality.target,

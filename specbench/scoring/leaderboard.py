@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from specbench.scoring.accounting import Accounts
 from specbench.scoring.aggregate import Aggregate, aggregate
-from specbench.scoring.metrics import RunScore, score_run
+from specbench.scoring.metrics import RunScore
 from specbench.validator.model import BenchmarkData, Report, RunData
-
-PEAK_KEY = "peak_flops_per_device"
 
 
 @dataclass(frozen=True)
@@ -27,12 +26,19 @@ class GroupKey:
     level: str
     profile: str
     scope: str
+    variant: str = ""
+    """The model variant (llm-gpt 800M, 13B, ...): different variants are different problems."""
 
     def title(self) -> str:
-        return f"{self.spec_id} {self.spec_version} · {self.kind} · level {self.level} · profile {self.profile} · power scope {self.scope}"
+        variant = f" · model {self.variant}" if self.variant else ""
+        return (
+            f"{self.spec_id} {self.spec_version}{variant} · {self.kind} · level {self.level} · profile {self.profile}"
+            f" · power scope {self.scope}"
+        )
 
     def slug(self) -> str:
-        return f"{self.spec_id}-{self.spec_version}-{self.level}-{self.profile}-{self.scope}".replace(".", "_")
+        variant = f"-{self.variant}" if self.variant else ""
+        return f"{self.spec_id}-{self.spec_version}{variant}-{self.level}-{self.profile}-{self.scope}".replace(".", "_")
 
 
 @dataclass
@@ -117,46 +123,13 @@ class Leaderboard:
         }
 
 
-def _run_score(run: RunData, bench: BenchmarkData, devices: int, peak: float | None) -> RunScore:
-    assert bench.spec is not None
-    spec = bench.spec.spec
-    result = run.result
-    flops_per_sample = result.flops_per_sample if result else _spec_flops(bench)
-    samples = result.samples_processed if result else None
-    problem = None
-    if spec.workload.flop_accounting == "fixed_problem" and spec.budget.epochs is not None:
-        problem = spec.workload.dataset.train_samples * spec.budget.epochs
-    quality = None
-    if spec.kind == "time_to_quality" and spec.quality is not None:
-        quality = {
-            "target": spec.quality.target,
-            "direction": spec.quality.direction,
-            "cap_ratio": spec.quality.cap_ratio,
-            "penalty_exponent": spec.quality.penalty_exponent,
-        }
-    return score_run(
-        run=run.name,
-        status=run.status,
-        reason=run.reason,
-        time_s=run.duration_s,
-        samples=samples,
-        flops_per_sample=flops_per_sample,
-        accounting=spec.workload.flop_accounting,
-        problem_samples=problem,
-        quality=quality,
-        achieved=run.best,
-        energy_j=run.power.energy_j if run.power else None,
-        devices=devices,
-        peak_flops_per_device=peak,
-    )
+def _run_score(run: RunData) -> RunScore:
+    """A run's score: only the numbers validation recomputed from the evidence, never result.json's."""
+    accounts = run.accounts if run.accounts is not None else EMPTY
+    return RunScore(run=run.name, status=run.status, reason=run.reason, **accounts.to_dict())
 
 
-def _spec_flops(bench: BenchmarkData) -> float:
-    assert bench.spec is not None
-    workload = bench.spec.spec.workload
-    variant = bench.meta.variant if bench.meta else None
-    chosen = workload.variants.get(variant).flops_per_sample if variant in workload.variants else None  # type: ignore[union-attr]
-    return float(chosen or workload.flops_per_sample or 0.0)
+EMPTY = Accounts(*([None] * len(fields(Accounts))))
 
 
 def _benchmark_findings(report: Report, bench: BenchmarkData) -> list[dict[str, Any]]:
@@ -174,13 +147,7 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
     if bench.spec is None or bench.meta is None:
         return None
     spec = bench.spec.spec
-    hardware = report.system.layers.get("hardware", {}) if report.system else {}
-    count = hardware.get("accelerator_count")
-    devices = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
-    declared = report.system.declared if report.system else {}
-    peak_value = declared.get(PEAK_KEY)
-    peak = float(peak_value) if isinstance(peak_value, (int, float)) and not isinstance(peak_value, bool) else None
-    runs = [_run_score(run, bench, devices, peak) for run in bench.runs]
+    runs = [_run_score(run) for run in bench.runs]
     measurement = spec.measurement
     agg = aggregate(runs, measurement.runs.aggregation, spec.kind, measurement.runs.max_failed, measurement.runs.count)
     findings = _benchmark_findings(report, bench)
@@ -191,7 +158,15 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
         system=bench.meta.system,
         benchmark=bench.name,
         path=report.root,
-        key=GroupKey(spec.id, spec.version, spec.kind, bench.spec.level, bench.spec.profile, measurement.power.scope),
+        key=GroupKey(
+            spec.id,
+            spec.version,
+            spec.kind,
+            bench.spec.level,
+            bench.spec.profile,
+            measurement.power.scope,
+            bench.meta.variant or "",
+        ),
         ranked_profile=bench.spec.ranked,
         compliant=not errors,
         runs=runs,
@@ -230,7 +205,7 @@ def build(reports: Sequence[Report]) -> Leaderboard:
                 continue
             groups.setdefault(entry.key, []).append(entry)
     ordered = []
-    for key in sorted(groups, key=lambda k: (k.spec_id, k.spec_version, k.level, k.profile, k.scope)):
+    for key in sorted(groups, key=lambda k: (k.spec_id, k.spec_version, k.variant, k.level, k.profile, k.scope)):
         group = Group(key, groups[key])
         _rank(group)
         ordered.append(group)

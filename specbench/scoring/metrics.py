@@ -1,33 +1,13 @@
-"""Per-run scores: time to quality, energy, FLOPs by the spec's accounting, Valid FLOPS and Valid FLOPS per watt.
-
-Valid FLOPS (HPC AI500 V2) = FLOPS x q^n, where q = achieved/target for higher-is-better metrics
-(target/achieved for lower-is-better), capped at 1 when the spec says so, and n is the spec's
-penalty exponent. Valid FLOPS per watt = Valid FLOPS / mean power over the timed window, which
-equals valid FLOPs per joule.
-"""
+"""Per-run scores: one run's status and the numbers the accounting recomputed from its evidence."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
-Direction = Literal["higher", "lower"]
+from specbench.scoring.accounting import Accounts, Evidence, Problem, account, quality_ratio, valid_flops
 
-
-def quality_ratio(achieved: float, target: float, direction: Direction, cap: bool = True) -> float:
-    """achieved/target (higher is better) or target/achieved (lower is better), capped at 1 if `cap`."""
-    if achieved <= 0 or target <= 0 or not math.isfinite(achieved):
-        return 0.0
-    ratio = achieved / target if direction == "higher" else target / achieved
-    return min(1.0, ratio) if cap else ratio
-
-
-def valid_flops(
-    flops_per_s: float, achieved: float, target: float, direction: Direction, exponent: float, cap: bool = True
-) -> float:
-    """FLOPS x quality_ratio^n: full credit at the target, a steep penalty below it."""
-    return flops_per_s * quality_ratio(achieved, target, direction, cap) ** exponent
+__all__ = ["RunScore", "quality_ratio", "score_run", "valid_flops"]
 
 
 @dataclass
@@ -61,47 +41,10 @@ def score_run(
     run: str,
     status: str,
     reason: str | None,
-    time_s: float | None,
-    samples: int | None,
-    flops_per_sample: float,
-    accounting: str,
-    problem_samples: float | None,
-    quality: dict[str, Any] | None,
-    achieved: float | None,
-    energy_j: float | None,
-    devices: int,
-    peak_flops_per_device: float | None,
+    problem: Problem,
+    evidence: Evidence,
+    peak_flops_per_device: float | None = None,
 ) -> RunScore:
-    """Score one run from what validation recomputed (times from the log, energy from the trace)."""
-    if accounting == "fixed_problem" and problem_samples is not None:
-        model_flops: float | None = flops_per_sample * problem_samples
-    else:
-        model_flops = flops_per_sample * samples if samples is not None else None
-    flops = model_flops / time_s if model_flops is not None and time_s else None
-    ratio = valid = None
-    if quality is not None and achieved is not None and flops is not None:
-        ratio = quality_ratio(achieved, quality["target"], quality["direction"], quality["cap_ratio"])
-        valid = flops * ratio ** quality["penalty_exponent"]
-    elif quality is None:
-        valid = flops
-    mean_power = energy_j / time_s if energy_j is not None and time_s else None
-    per_device = flops / devices / 1e12 if flops is not None and devices else None
-    return RunScore(
-        run=run,
-        status=status,
-        reason=reason,
-        time_s=time_s,
-        samples=samples,
-        model_flops=model_flops,
-        flops_per_s=flops,
-        achieved=achieved,
-        quality_ratio=ratio,
-        valid_flops_per_s=valid,
-        energy_j=energy_j,
-        mean_power_w=mean_power,
-        valid_flops_per_w=valid / mean_power if valid is not None and mean_power else None,
-        samples_per_s=samples / time_s if samples is not None and time_s else None,
-        tflops_per_device=per_device,
-        mfu=flops / devices / peak_flops_per_device if flops is not None and peak_flops_per_device else None,
-        energy_per_sample_j=energy_j / samples if energy_j is not None and samples else None,
-    )
+    """Score one run from what validation recomputed (times and samples from the log, energy from the trace)."""
+    accounts: Accounts = account(problem, evidence, peak_flops_per_device)
+    return RunScore(run=run, status=status, reason=reason, **accounts.to_dict())

@@ -16,6 +16,7 @@ from specbench.errors import InputError, Location, Problem
 from specbench.registry import did_you_mean
 from specbench.spec import builtin
 from specbench.spec.models import RULESET_FORMAT_VERSION, SPEC_FORMAT_VERSION, RuleSet, Spec
+from specbench.spec.numbers import first_bad_number
 from specbench.spec.rules import RULE_KINDS
 from specbench.spec.yamlio import Document, JsonPath, Position, format_path, load_yaml
 
@@ -173,6 +174,10 @@ def deep_merge(base: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
 
 def validate_model(model: type[BaseModel], doc: Document) -> Any:
     """Validate a document against a model, turning every pydantic error into a located problem."""
+    bad = first_bad_number(doc.data, floats=False)  # non-finite floats: the models say where they are allowed
+    if bad is not None:
+        where, problem = bad
+        raise InputError([Problem(doc.locate(where), f"expected a number within range, found {problem}")])
     try:
         return model.model_validate(doc.data)
     except ValidationError as err:

@@ -14,11 +14,14 @@ from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, Sys
 from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json, load_yaml, to_model
 from specbench.validator.equivalence import Inputs, check_layers, check_level_and_profile, check_problem, meta_layers
+from specbench.validator.evidence import SystemDevices, check_evidence, result_devices_problem
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mllog import parse_log
 from specbench.validator.mlperf import dialect_for
 from specbench.validator.model import BenchmarkData, RunData
+from specbench.validator.physics import DevicePhysics
+from specbench.validator.physics import check_run as check_physics
 from specbench.validator.powercheck import PowerTask, power_task
 from specbench.validator.results import check_result
 from specbench.validator.runs import check_runs
@@ -97,11 +100,16 @@ def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) ->
 def finish_benchmark(
     ctx: Context, bench: BenchmarkData, system: SystemDescription | None, system_file: Loaded | None
 ) -> None:
-    """Last phase, once every run's power is known: result.json, the rules across runs, the layers."""
+    """Last phase, once every run's power is known: the evidence's numbers, result.json, the rules across runs."""
+    physics = DevicePhysics.of(system)
+    check_evidence(ctx.findings, bench, system, system_file, physics.peak(bench.meta))
+    devices = SystemDevices.of(system)
     for run in bench.runs:
+        check_physics(ctx.findings, run, bench, physics, devices)
         result_file = ctx.loaded.get(f"{run.folder}/result.json")
         if run.result is not None and result_file is not None:
-            check_result(ctx.findings, run, run.result, result_file, bench.meta, bench.spec)
+            problem = result_devices_problem(devices, run.result.devices) if system is not None else None
+            check_result(ctx.findings, run, run.result, result_file, bench.meta, bench.spec, problem)
     check_runs(ctx.findings, bench.name, bench.runs, bench.spec)
     check_seeds(ctx.findings, bench.runs)
     meta_file = ctx.loaded.get(f"{bench.name}/submission.yaml")

@@ -245,6 +245,90 @@ CODES: dict[str, Code] = _codes(
         "power result inconsistent",
         "measured: true needs energy_j; measured: false needs a reason and no numbers (never a zero)",
     ),
+    # accounting: every number recomputed from the evidence (docs/rules.md, "Accounting")
+    (
+        "SB-ACC-001",
+        "error",
+        "samples disagree with the spec",
+        "the log's samples_count must be what the spec makes of the declared hyperparameters "
+        "(timed steps x global batch x sequence length; epochs x the training set)",
+    ),
+    (
+        "SB-ACC-002",
+        "error",
+        "device counts disagree",
+        "system.yaml's accelerator_count, the world size, result.json's devices and the trace's devices "
+        "must all count the same accelerators",
+    ),
+    (
+        "SB-ACC-003",
+        "error",
+        "quality value outside its metric's range",
+        "accuracy and IoU lie in [0, 1]; log the metric as a fraction, not a percentage",
+    ),
+    (
+        "SB-ACC-004",
+        "error",
+        "value logged with the wrong event type",
+        "hyperparameters and other declared values are POINT_IN_TIME events, as mllog writes them",
+    ),
+    (
+        "SB-ACC-005",
+        "error",
+        "declared accelerator not measured",
+        "every accelerator system.yaml declares must have a power series for a per-watt result",
+    ),
+    # physics: device facts bound every claim (docs/devices.md)
+    (
+        "SB-PHY-001",
+        "error",
+        "FLOP rate above the device's peak",
+        "model FLOP/s per device cannot exceed the dense peak of its precision (docs/devices.md)",
+    ),
+    (
+        "SB-PHY-002",
+        "error",
+        "mean power outside the device's range",
+        "a training accelerator draws at least its idle floor and at most its board power limit (docs/devices.md)",
+    ),
+    (
+        "SB-PHY-003",
+        "warning",
+        "device not in the facts table",
+        "rates and power are not bounded by physics and MFU is not computed; add the device to docs/devices.md's table",
+    ),
+    # provenance: where the evidence comes from
+    (
+        "SB-PRV-001",
+        "warning",
+        "power not from a hardware meter",
+        "replayed, null or unknown meters are never ranked per watt; measure with nvml, amdsmi, rapl or hwmon",
+    ),
+    (
+        "SB-PRV-002",
+        "error",
+        "duplicated evidence",
+        "each run, device and node records its own log and power series; byte-identical copies are refused",
+    ),
+    (
+        "SB-PRV-003",
+        "error",
+        "energy counter goes back between runs",
+        "a device's cumulative energy counter only grows during one session: run k+1 starts at or above run k's end",
+    ),
+    (
+        "SB-PRV-004",
+        "error",
+        "trace clock runs faster than its sampler",
+        "a fixed-period sampler's readings come at most once per requested period; a compressed trace does not",
+    ),
+    # numbers
+    (
+        "SB-NUM-001",
+        "error",
+        "number out of range",
+        "numbers must be finite and within the range of a 64-bit float (JSON and YAML allow larger integers)",
+    ),
     # imported MLPerf results (docs/mlperf-import.md)
     (
         "SB-MLP-001",

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from specbench.errors import InputError
 from specbench.spec.loader import validate_model
+from specbench.spec.numbers import first_bad_number, number_problem
 from specbench.spec.yamlio import Document, parse_yaml
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
@@ -22,6 +23,14 @@ _NON_FINITE = re.compile(r"-?Infinity|NaN")
 
 class _JsonValueError(ValueError):
     pass
+
+
+class _NumberError(_JsonValueError):
+    """A number beyond what specbench accepts; `token` is its text, to locate it."""
+
+    def __init__(self, message: str, token: str) -> None:
+        super().__init__(message)
+        self.token = token
 
 
 @dataclass
@@ -79,7 +88,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _JsonValueError(f"number {text} is out of range (not finite)")
+        raise _NumberError(f"number {text} is out of range (not finite)", text)
     return value
 
 
@@ -87,7 +96,22 @@ def _reject_constant(name: str) -> Any:
     raise _JsonValueError(f"{name} is not a number JSON allows; expected a finite number")
 
 
-_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates)
+def _bounded_int(text: str) -> int:
+    if len(text) > 19:
+        value = int(text)
+        problem = number_problem(value)
+        if problem is not None:
+            raise _NumberError(problem, text)
+        return value
+    return int(text)
+
+
+_STRICT = json.JSONDecoder(
+    parse_constant=_reject_constant,
+    parse_float=_finite_float,
+    parse_int=_bounded_int,
+    object_pairs_hook=_no_duplicates,
+)
 """One decoder for every call: json.loads would build a new one per call (most of the cost of a short line)."""
 
 
@@ -120,6 +144,11 @@ def load_json(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
         findings.add("SB-STR-006", rel, f"expected JSON, found {err.msg}", line=err.lineno, column=err.colno)
         return None
     except _JsonValueError as err:
+        if isinstance(err, _NumberError):
+            at = text.find(err.token)
+            line, column = _position(text, at) if at >= 0 else (None, None)
+            findings.add("SB-NUM-001", rel, f"expected a number within range, found {err}", line=line, column=column)
+            return None
         match = _NON_FINITE.search(text)
         line, column = _position(text, match.start()) if match else (None, None)
         findings.add("SB-STR-006", rel, f"expected strict JSON, found {err}", line=line, column=column)
@@ -142,7 +171,13 @@ def load_yaml(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     except InputError as err:
         findings.problems("SB-STR-006", err.problems)
         return None
-    return Loaded(document.data, rel, text, is_yaml=True, _document=document)
+    loaded = Loaded(document.data, rel, text, is_yaml=True, _document=document)
+    bad = first_bad_number(document.data)
+    if bad is not None:
+        where, problem = bad
+        findings.add("SB-NUM-001", rel, f"expected a number within range, found {problem}", **loaded.locate(*where))
+        return None
+    return loaded
 
 
 def check_mapping(loaded: Loaded, findings: Findings) -> bool:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, EXIT_UNUSABLE
 from specbench.power.energy import DeviceEnergy
+from specbench.scoring.accounting import Accounts
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta, SystemDescription
@@ -26,6 +27,25 @@ class Evaluation:
     line: int
 
 
+@dataclass(frozen=True)
+class SeriesFacts:
+    """Where one device's series comes from and what identifies it, for checks across runs and devices."""
+
+    device: str
+    identity: str
+    meter: str
+    model: str | None
+    scope: str
+    fingerprint: int | None
+    """A hash of the series' power readings (None when it has too few to tell copies from chance)."""
+    first_counter_j: float | None
+    last_counter_j: float | None
+    first_wall_s: float | None
+    last_wall_s: float | None
+    cumulative: bool
+    """Whether the energy counter is a hardware total that only grows (no wrap modulus, trusted)."""
+
+
 @dataclass
 class PowerData:
     """Energy over one run's window (run_start to run_stop), recomputed from its trace.
@@ -43,6 +63,8 @@ class PowerData:
     window_start_wall_s: float | None
     window_stop_wall_s: float | None
     achieved_hz: dict[str, float] = field(default_factory=dict)
+    host: str | None = None
+    series: list[SeriesFacts] = field(default_factory=list)
 
     @property
     def mean_power_w(self) -> float | None:
@@ -71,6 +93,10 @@ class RunData:
     state: str | None = None
     result: RunResult | None = None
     power: PowerData | None = None
+    samples: int | None = None
+    """Samples processed, from the log (None where the log does not show them or contradicts the spec)."""
+    accounts: Accounts | None = None
+    """Every number of the run recomputed from the evidence: what result.json must say and what is ranked."""
 
     @property
     def duration_s(self) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,9 @@ from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json
 from specbench.validator.files import FileEntry, Limits, Tree
 from specbench.validator.findings import Finding, Findings
-from specbench.validator.model import PowerData, RunData
+from specbench.validator.model import PowerData, RunData, SeriesFacts
 from specbench.validator.powerwindow import DeviceWindow
-from specbench.validator.tracefile import CsvTrace, read_csv
+from specbench.validator.tracefile import CsvTrace, Series, read_csv
 from specbench.validator.values import is_number
 
 SCOPE_DEVICES: dict[str, tuple[str, ...]] = {"accelerator": ("accelerator",), "node": ("platform",), "wall": ()}
@@ -39,6 +40,38 @@ class TraceMeta:
     devices: list[Device]
     power_limit_w: dict[str, float]
     loaded: Loaded
+    host: str | None = None
+    requested_period_s: float | None = None
+
+
+CLOCK_MARGIN = 0.2
+"""A sampler's median step may be this much shorter than its period (it never runs ahead by design)."""
+FINGERPRINT_MIN_SAMPLES = 8
+"""Fewer readings than this could repeat by chance (a constant idle reading); more never do in real runs."""
+
+
+def _facts(device: Device, series: Series) -> SeriesFacts:
+    """The identity and fingerprint of one device's series (power readings; counter steps where there are none)."""
+    readings = [v for v in series.power_instant_w if v is not None] or [
+        v for v in series.power_average_w if v is not None
+    ]
+    counters = [v for v in series.energy_counter_j if v is not None]
+    if not readings and len(counters) > 1:
+        readings = [b - a for a, b in pairwise(counters)]
+    fingerprint = hash(tuple(readings)) if len(set(readings)) >= FINGERPRINT_MIN_SAMPLES else None
+    return SeriesFacts(
+        device=device.key,
+        identity=device.identity,
+        meter=device.meter,
+        model=device.model,
+        scope=device.scope,
+        fingerprint=fingerprint,
+        first_counter_j=counters[0] if counters else None,
+        last_counter_j=counters[-1] if counters else None,
+        first_wall_s=series.t_wall_s[0] if series.t_wall_s else None,
+        last_wall_s=series.t_wall_s[-1] if series.t_wall_s else None,
+        cumulative=device.energy_counter is not None and device.energy_range_j is None and not device.counter_problem,
+    )
 
 
 @dataclass
@@ -140,7 +173,16 @@ class PowerCheck:
         devices = self.read_devices(loaded)
         if devices is None or not ok:
             return None
-        return TraceMeta(devices, _power_limits(data), loaded)
+        host = data.get("host")
+        sampling = data.get("sampling")
+        period = sampling.get("requested_period_s") if isinstance(sampling, dict) else None
+        return TraceMeta(
+            devices,
+            _power_limits(data),
+            loaded,
+            host if isinstance(host, str) else None,
+            float(period) if is_number(period) and period > 0 else None,
+        )
 
     def read_devices(self, loaded: Loaded) -> list[Device] | None:
         meters = loaded.data.get("meters")
@@ -245,8 +287,29 @@ class PowerCheck:
             elif device.scope in wanted:
                 unusable = True
         self.check_devices(meta, energies, wanted)
+        self.check_clock(meta, trace)
         self.run.power = _power_data(requirement.scope, wanted, energies, achieved, edges, unusable)
+        self.run.power.host = meta.host
+        self.run.power.series = [_facts(d, trace.series[d.key]) for d in meta.devices if d.key in trace.series]
         self.check_bounds(meta, [e for e in energies if e.scope in wanted])
+
+    def check_clock(self, meta: TraceMeta, trace: CsvTrace) -> None:
+        """A fixed-period sampler's readings cannot come faster than its period: a compressed trace does."""
+        if meta.requested_period_s is None:
+            return
+        for key, series in trace.series.items():
+            steps = sorted(b - a for a, b in pairwise(series.t_mono_s) if b > a)
+            if len(steps) < FINGERPRINT_MIN_SAMPLES:
+                continue
+            median = steps[len(steps) // 2]
+            if median < meta.requested_period_s * (1 - CLOCK_MARGIN):
+                self.add(
+                    "SB-PRV-004",
+                    self.csv_rel,
+                    f"expected {key}'s readings about every {meta.requested_period_s:g} s (power.json sampling "
+                    f"requested_period_s), found a median step of {median:.4f} s",
+                )
+                return
 
     def check_devices(self, meta: TraceMeta, energies: list[DeviceEnergy], wanted: tuple[str, ...]) -> None:
         assert self.result is not None

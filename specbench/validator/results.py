@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from specbench.scoring.accounting import spec_flops_per_sample
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta
@@ -111,7 +112,11 @@ class ResultCheck:
                     f"spec {s.id}",
                 )
 
-    def check_recomputed(self, spec: ResolvedSpec | None, meta: SubmissionMeta | None) -> None:
+    def check_devices(self, problem: str | None) -> None:
+        if problem is not None:
+            self.add("SB-ACC-002", ("devices",), problem)
+
+    def check_recomputed(self) -> None:
         run, r = self.run, self.result
         if r.status != run.status:
             self.add(
@@ -123,8 +128,7 @@ class ResultCheck:
             self.differs("SB-RES-002", ("seed",), run.seed, r.seed, "log seed")
         self.check_times()
         self.check_quality()
-        if spec is not None:
-            self.check_flops(spec, meta)
+        self.check_accounts()
         self.check_energy()
 
     def check_times(self) -> None:
@@ -199,23 +203,31 @@ class ResultCheck:
                 )
                 return
 
-    def check_flops(self, spec: ResolvedSpec, meta: SubmissionMeta | None) -> None:
-        r = self.result
-        expected = model_flops(spec, meta, r)
-        if expected is not None and r.model_flops is not None and not close(r.model_flops, expected, VALUE_REL):
+    def check_accounts(self) -> None:
+        """Every number of result.json against the one the accounting recomputed from the evidence."""
+        accounts, r = self.run.accounts, self.result
+        if accounts is None:
+            return
+        duration = accounts.time_s
+        rate_rel = VALUE_REL + (DURATION_REL + DURATION_ABS_S / duration if duration else 0.0)
+        source = "recomputed from the log and the spec"
+        if accounts.samples is not None and r.samples_processed != accounts.samples:
             self.add(
                 "SB-RES-002",
-                ("model_flops",),
-                f"expected model_flops {expected:.6g} ({spec.spec.workload.flop_accounting} accounting), found {r.model_flops:.6g}",
+                ("samples_processed",),
+                f"expected samples_processed {accounts.samples} (samples_count in the log), found {show(r.samples_processed)}",
             )
-        if r.model_flops is not None and r.duration_s and r.flops_per_s is not None:
-            rate = r.model_flops / r.duration_s
-            if not close(r.flops_per_s, rate, VALUE_REL):
-                self.add(
-                    "SB-RES-002",
-                    ("flops_per_s",),
-                    f"expected flops_per_s {rate:.6g} (model_flops / duration_s), found {r.flops_per_s:.6g}",
-                )
+        checks: list[tuple[tuple[str, ...], float | None, float | None, float]] = [
+            (("model_flops",), accounts.model_flops, r.model_flops, VALUE_REL),
+            (("flops_per_s",), accounts.flops_per_s, r.flops_per_s, rate_rel),
+        ]
+        if r.throughput is not None:
+            checks.append(
+                (("throughput", "samples_per_s"), accounts.samples_per_s, r.throughput.samples_per_s, rate_rel)
+            )
+        for path, expected, found, rel in checks:
+            if expected is not None and (found is None or not close(found, expected, rel)):
+                self.add("SB-RES-002", path, f"expected {path[-1]} {expected:.6g} ({source}), found {show(found)}")
 
     def check_energy(self) -> None:
         power, data = self.result.power, self.run.power
@@ -249,28 +261,7 @@ class ResultCheck:
 
 def flops_per_sample(spec: ResolvedSpec, meta: SubmissionMeta | None) -> float | None:
     """The spec's FLOPs per sample, of the model variant the hyperparameters choose."""
-    workload = spec.spec.workload
-    model = meta.hyperparameters.get("model") if meta else None
-    variant = workload.variants.get(model) if isinstance(model, str) else None
-    if variant is not None and variant.flops_per_sample is not None:
-        return variant.flops_per_sample
-    return workload.flops_per_sample
-
-
-def model_flops(spec: ResolvedSpec, meta: SubmissionMeta | None, result: RunResult) -> float | None:
-    """FLOPs by the spec's accounting: the budget's problem (fixed_problem) or the samples processed."""
-    per_sample = flops_per_sample(spec, meta)
-    if per_sample is None:
-        return None
-    workload, budget = spec.spec.workload, spec.spec.budget
-    if workload.flop_accounting == "processed":
-        return per_sample * result.samples_processed if result.samples_processed is not None else None
-    if budget.epochs is not None:
-        return per_sample * workload.dataset.train_samples * budget.epochs
-    batch = meta.hyperparameters.get("global_batch_size") if meta else None
-    if budget.steps is not None and isinstance(batch, int) and not isinstance(batch, bool):
-        return per_sample * budget.steps * batch
-    return None
+    return spec_flops_per_sample(spec, meta.hyperparameters if meta else {})
 
 
 def check_result(
@@ -280,6 +271,7 @@ def check_result(
     file: Loaded,
     meta: SubmissionMeta | None,
     spec: ResolvedSpec | None,
+    devices_problem: str | None = None,
 ) -> None:
     check = ResultCheck(findings, run, result, file)
     check.check_power_claims()
@@ -287,4 +279,5 @@ def check_result(
         check.check_identity(meta)
     if spec is not None:
         check.check_spec(spec, meta)
-    check.check_recomputed(spec, meta)
+    check.check_recomputed()
+    check.check_devices(devices_problem)

@@ -12,12 +12,15 @@ from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
 from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
+from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, check_manifest
 from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report
+from specbench.validator.physics import DevicePhysics, check_unknown
 from specbench.validator.powercheck import check_power
+from specbench.validator.provenance import check_provenance
 
 SYSTEM_FILE = "system.yaml"
 BENCHMARK_FILE = "submission.yaml"
@@ -109,7 +112,8 @@ def validate_submission(
 
 
 def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription | None, list[BenchmarkData]]:
-    """Every check of a listed submission: system.yaml, each benchmark in three phases, the manifest."""
+    """Every check of a listed submission: the manifest first, then system.yaml and each benchmark in three phases."""
+    check_manifest(ctx, target.benchmark)
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:
         _check_root_names(ctx, target.root, system, system_file)
@@ -127,11 +131,12 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     runs = [run for bench, _ in read for run in bench.runs]
     check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
     benchmarks = [bench for bench, _ in read]
+    check_provenance(ctx.findings, benchmarks, SystemDevices.of(system), ctx.tree.digests)
+    check_unknown(ctx.findings, DevicePhysics.of(system))
     for bench in benchmarks:
         finish_benchmark(ctx, bench, system, system_file)
     if ctx.imported is not None and import_file is not None:
         check_import(ctx, ctx.imported, import_file, benchmarks)
-    check_manifest(ctx, target.benchmark)
     return system, benchmarks
 
 

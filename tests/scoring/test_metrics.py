@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from specbench.scoring.accounting import Evidence, Problem, Quality
 from specbench.scoring.aggregate import aggregate, olympic_mean
 from specbench.scoring.metrics import RunScore, quality_ratio, score_run, valid_flops
 from specbench.validator import parse_log
@@ -27,12 +28,10 @@ def test_valid_flops_hpcai500_formula() -> None:
 
 
 def test_score_run_fixed_problem_and_power() -> None:
-    score = score_run(
-        run="run_1", status="success", reason=None, time_s=1000.0, samples=5_000, flops_per_sample=2e9,
-        accounting="fixed_problem", problem_samples=100 * 90, quality={"target": 0.763, "direction": "higher",
-        "cap_ratio": True, "penalty_exponent": 5}, achieved=0.70, energy_j=500_000.0, devices=4,
-        peak_flops_per_device=1e12,
-    )  # fmt: skip
+    problem = _problem("fixed_problem", quality=Quality(0.763, "higher", 5, True), train_samples=100, epochs=90)
+    evidence = Evidence(duration_s=1000.0, samples=5_000, achieved=0.70, energy_j=500_000.0, devices=4)
+    score = score_run(run="run_1", status="success", reason=None, problem=problem, evidence=evidence,
+                      peak_flops_per_device=1e12)  # fmt: skip
     assert score.model_flops == 2e9 * 9000  # the FLOPs of the 90-epoch problem, not of the 5,000 samples seen
     assert score.flops_per_s == pytest.approx(1.8e10)
     assert score.valid_flops_per_s == pytest.approx(1.8e10 * 0.6499313862983452)
@@ -44,19 +43,27 @@ def test_score_run_fixed_problem_and_power() -> None:
 
 
 def test_unmeasured_power_stays_none() -> None:
-    score = score_run(
-        run="r", status="success", reason=None, time_s=10.0, samples=100, flops_per_sample=1.0, accounting="processed",
-        problem_samples=None, quality=None, achieved=None, energy_j=None, devices=1, peak_flops_per_device=None,
-    )  # fmt: skip
+    evidence = Evidence(duration_s=10.0, samples=100, achieved=None, energy_j=None, devices=1)
+    score = score_run(run="r", status="success", reason=None, problem=_problem("processed", 1.0), evidence=evidence)
     assert score.energy_j is None and score.mean_power_w is None and score.valid_flops_per_w is None
     assert score.valid_flops_per_s == score.flops_per_s == 10.0
 
 
 def _score(run: str, time_s: float, status: str = "success") -> RunScore:
-    return score_run(
-        run=run, status=status, reason=None, time_s=time_s, samples=10, flops_per_sample=1.0, accounting="processed",
-        problem_samples=None, quality=None, achieved=None, energy_j=time_s * 100, devices=1, peak_flops_per_device=None,
-    )  # fmt: skip
+    evidence = Evidence(duration_s=time_s, samples=10, achieved=None, energy_j=time_s * 100, devices=1)
+    return score_run(run=run, status=status, reason=None, problem=_problem("processed", 1.0), evidence=evidence)
+
+
+def _problem(
+    accounting: str,
+    per_sample: float = 2e9,
+    quality: Quality | None = None,
+    train_samples: int = 100,
+    epochs: float | None = None,
+) -> Problem:
+    return Problem(kind="time_to_quality" if quality else "throughput", flops_per_sample=per_sample,
+                   accounting=accounting, train_samples=train_samples, budget_epochs=epochs, budget_steps=None,
+                   samples_per_step=None, timed_steps=None, quality=quality)  # fmt: skip
 
 
 def test_olympic_mean_drops_fastest_and_slowest() -> None:

@@ -215,6 +215,14 @@ class Writer:
         log.end("init_stop", advance_ms=2000)
         log.start("run_start", advance_ms=1000)
 
+    @property
+    def epoch_s(self) -> float:
+        """Seconds per epoch: the option, but never faster than the devices' dense bf16 peak allows."""
+        s = self.spec.spec
+        per_sample = self.flops_per_sample() or 0.0
+        floor = per_sample * s.workload.dataset.train_samples / (self.options.devices * 989.5e12)
+        return max(self.options.epoch_s, round(2 * floor, 1))
+
     def log_ttq(self, log: Log, n: int) -> dict[str, Any]:
         """Epochs 1..E, an evaluation at each cadence point; the `reach_epoch`-th evaluation meets the target."""
         s, o = self.spec.spec, self.options
@@ -224,7 +232,7 @@ class Writer:
         budget = s.budget.epochs
         evaluations = int((budget - offset) // every) if failed and budget else o.reach_epoch + (2 if failed else 0)
         eval_epochs = {round(offset + k * every): k for k in range(1, evaluations + 1)}
-        epoch_ms = round(o.epoch_s * 1000)
+        epoch_ms = round(self.epoch_s * 1000)
         curve = []
         last_epoch = max(eval_epochs)
         for epoch in range(1, last_epoch + 1):
@@ -245,6 +253,8 @@ class Writer:
         s = self.spec.spec
         assert s.throughput is not None
         samples = self.hyperparameters["global_batch_size"] * s.throughput.measure_steps
+        if s.workload.sample_unit == "token":
+            samples *= self.hyperparameters["sequence_length"]
         log.start("block_start", advance_ms=500, samples_count=samples, first_epoch_num=1)
         log.end(
             "block_stop", advance_ms=round(self.options.throughput_s * 1000), samples_count=samples, first_epoch_num=1

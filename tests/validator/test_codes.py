@@ -91,8 +91,69 @@ def _same_seed(root: Path) -> None:
     edit_result(root, lambda d: d.__setitem__("seed", 1001), run=2)
 
 
-def _rows(edit: Callable[[list[list[str]]], object]) -> Callable[[Path], None]:
-    return lambda root: edit_rows(root, edit)
+def _power_json(edit: Callable[[dict[str, Any]], object], run: int = 1) -> Callable[[Path], None]:
+    return lambda root: edit_json(run_dir(root, run) / "power.json", edit)
+
+
+def _device_field(key: str, name: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        for meter in data["meters"]:
+            for device in meter["devices"]:
+                if device["key"] == key:
+                    device[name] = value
+
+    return edit
+
+
+def _eval_samples(root: Path) -> None:
+    edit_log(
+        root, lambda ev: ev[index(ev, "eval_accuracy", epoch_num=1)]["metadata"].__setitem__("samples_count", 9999)
+    )
+
+
+def _accuracy_percent(root: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        for event in events:
+            if event["key"] == "eval_accuracy":
+                event["value"] *= 100
+
+    edit_log(root, edit)
+
+
+def _copy_device(rows: list[list[str]]) -> None:
+    """nvml:1 reports nvml:0's readings (each sweep holds nvml:0 then nvml:1)."""
+    first: dict[str, list[str]] = {}
+    for row in rows:
+        if row[3] == "nvml:0":
+            first[row[0]] = row
+        elif row[3] == "nvml:1" and row[0] in first:
+            row[4:7] = first[row[0]][4:7]
+
+
+def _counter_reset(rows: list[list[str]]) -> None:
+    for row in rows:
+        if row[3] == "nvml:0":
+            row[6] = repr(float(row[6]) - 5.0e6)
+
+
+def _scale_energy(rows: list[list[str]]) -> None:
+    for row in rows[1:]:
+        row[4:7] = [repr(float(cell) * 0.01) for cell in row[4:7]]
+
+
+def _model(name: str) -> Callable[[Path], None]:
+    """The accelerator model changed consistently: system.yaml and every trace's device entries."""
+
+    def edit(root: Path) -> None:
+        _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", name))(root)
+        for trace in root.glob("*/run_*/power.json"):
+            edit_json(trace, lambda d: [dev.__setitem__("model", name) for m in d["meters"] for dev in m["devices"]])
+
+    return edit
+
+
+def _rows(edit: Callable[[list[list[str]]], object], run: int = 1) -> Callable[[Path], None]:
+    return lambda root: edit_rows(root, edit, run)
 
 
 def _middle(rows: list[list[str]]) -> int:
@@ -360,6 +421,50 @@ CASES = [
         "RES-003 not measured with energy",
         lambda r: edit_result(r, lambda d: d["power"].update(measured=False, reason="off")),
         {"SB-RES-003"},
+    ),
+    # accounting, provenance and numbers
+    Case("ACC-001 evaluation samples", _eval_samples, {"SB-ACC-001"}),
+    Case(
+        "ACC-002 devices",
+        lambda r: edit_result(r, lambda d: d.__setitem__("devices", 1)),
+        {"SB-ACC-002", "SB-PWR-010"},
+    ),
+    Case(
+        "ACC-002 world size",
+        _system(lambda d: d["layers"]["communication"].__setitem__("world_size", 1)),
+        {"SB-ACC-002"},
+    ),
+    Case("ACC-003 percent accuracy", _accuracy_percent, {"SB-ACC-003", "SB-RES-002"}),
+    Case(
+        "ACC-004 event type",
+        lambda r: edit_log(r, lambda ev: ev[index(ev, "momentum")].__setitem__("event_type", "INTERVAL_START")),
+        {"SB-ACC-004"},
+    ),
+    Case(
+        "ACC-005 hidden accelerator",
+        _power_json(_device_field("nvml:1", "scope", "none")),
+        {"SB-ACC-005", "SB-PWR-010"},
+    ),
+    Case("PHY-001 above the peak", _model("NVIDIA GeForce RTX 4090"), {"SB-PHY-001"}, base=MULTI),
+    Case("PHY-002 below the idle floor", _rows(_scale_energy), {"SB-PHY-002", "SB-PWR-009", "SB-RES-002"}),
+    Case("PHY-003 unknown device", _model("Acme Tensor X1"), {"SB-PHY-003"}),
+    Case(
+        "ACC-002 trace model",
+        _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", "NVIDIA H100 80GB HBM3")),
+        {"SB-ACC-002"},
+    ),
+    Case("PRV-001 replayed trace", _power_json(_device_field("nvml:0", "meter", "replay")), {"SB-PRV-001"}),
+    Case("PRV-002 copied device", _rows(_copy_device), {"SB-PRV-002", "SB-RES-002"}),
+    Case("PRV-003 counter back", _rows(_counter_reset, run=2), {"SB-PRV-003"}, base=MULTI),
+    Case(
+        "PRV-004 compressed trace clock",
+        _power_json(lambda d: d.__setitem__("sampling", {"requested_period_s": 0.2})),
+        {"SB-PRV-004"},
+    ),
+    Case(
+        "NUM-001 huge integer",
+        lambda r: edit_result(r, lambda d: d.__setitem__("samples_processed", 10**400)),
+        {"SB-NUM-001"},
     ),
 ]
 

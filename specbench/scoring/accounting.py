@@ -1,0 +1,200 @@
+"""The one accounting: time, samples, FLOPs, rates, Valid FLOPS, energy and per-watt values from the evidence.
+
+The executor writes result.json with it, the validator recomputes every number of result.json with
+it from the log, the trace, the spec and system.yaml, the scorer ranks only what it recomputed, and
+the MLPerf importer uses it too. Nothing here reads a file or imports torch.
+
+Valid FLOPS (HPC AI500 V2) = FLOPS x q^n, where q = achieved/target for higher-is-better metrics
+(target/achieved for lower-is-better), capped at 1 when the spec says so, and n is the spec's
+penalty exponent. Valid FLOPS per watt = Valid FLOPS / mean power over the timed window, which
+equals valid FLOPs per joule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from specbench.spec.resolve import ResolvedSpec
+
+Direction = Literal["higher", "lower"]
+
+
+def quality_ratio(achieved: float, target: float, direction: Direction, cap: bool = True) -> float:
+    """achieved/target (higher is better) or target/achieved (lower is better), capped at 1 if `cap`."""
+    if achieved <= 0 or target <= 0 or not math.isfinite(achieved):
+        return 0.0
+    ratio = achieved / target if direction == "higher" else target / achieved
+    return min(1.0, ratio) if cap else ratio
+
+
+def valid_flops(
+    flops_per_s: float, achieved: float, target: float, direction: Direction, exponent: float, cap: bool = True
+) -> float:
+    """FLOPS x quality_ratio^n: full credit at the target, a steep penalty below it."""
+    return flops_per_s * quality_ratio(achieved, target, direction, cap) ** exponent
+
+
+@dataclass(frozen=True)
+class Quality:
+    target: float
+    direction: Direction
+    penalty_exponent: float
+    cap_ratio: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the spec (at its profile, with the declared hyperparameters) fixes for the numbers."""
+
+    kind: str
+    flops_per_sample: float | None
+    accounting: str
+    train_samples: int
+    budget_epochs: float | None
+    budget_steps: int | None
+    samples_per_step: int | None
+    """Samples of one optimiser step: global batch (x sequence length where a sample is a token)."""
+    timed_steps: int | None
+    quality: Quality | None
+
+    @classmethod
+    def of(cls, resolved: ResolvedSpec, hyperparameters: Mapping[str, Any]) -> Problem:
+        spec = resolved.spec
+        quality = None
+        if spec.kind == "time_to_quality" and spec.quality is not None:
+            q = spec.quality
+            quality = Quality(q.target, q.direction, q.penalty_exponent, q.cap_ratio)
+        return cls(
+            kind=spec.kind,
+            flops_per_sample=spec_flops_per_sample(resolved, hyperparameters),
+            accounting=spec.workload.flop_accounting,
+            train_samples=spec.workload.dataset.train_samples,
+            budget_epochs=spec.budget.epochs,
+            budget_steps=spec.budget.steps,
+            samples_per_step=samples_per_step(spec.workload.sample_unit, hyperparameters),
+            timed_steps=spec.throughput.measure_steps if spec.throughput is not None else None,
+            quality=quality,
+        )
+
+    @property
+    def problem_samples(self) -> float | None:
+        """Samples of the whole budget (layer 9): epochs x the training set, or steps x the step's samples."""
+        if self.budget_epochs is not None:
+            return self.train_samples * self.budget_epochs
+        if self.budget_steps is not None and self.samples_per_step is not None:
+            return float(self.budget_steps * self.samples_per_step)
+        return None
+
+    @property
+    def expected_timed_samples(self) -> int | None:
+        """Samples a throughput run's timed steps process: timed steps x the step's samples."""
+        if self.kind != "throughput" or self.timed_steps is None or self.samples_per_step is None:
+            return None
+        return self.timed_steps * self.samples_per_step
+
+    def model_flops(self, samples: int | None) -> float | None:
+        """FLOPs by the spec's accounting: the budget's problem (fixed_problem) or the samples processed."""
+        if self.flops_per_sample is None:
+            return None
+        if self.accounting == "fixed_problem":
+            problem = self.problem_samples
+            return self.flops_per_sample * problem if problem is not None else None
+        return self.flops_per_sample * samples if samples is not None else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def samples_per_step(sample_unit: str, hyperparameters: Mapping[str, Any]) -> int | None:
+    batch = _int(hyperparameters.get("global_batch_size"))
+    if batch is None:
+        return None
+    if sample_unit == "token":
+        sequence = _int(hyperparameters.get("sequence_length"))
+        return batch * sequence if sequence is not None else None
+    return batch
+
+
+def spec_flops_per_sample(resolved: ResolvedSpec, hyperparameters: Mapping[str, Any]) -> float | None:
+    """The spec's FLOPs per sample, of the model variant the hyperparameters choose."""
+    workload = resolved.spec.workload
+    model = hyperparameters.get("model")
+    variant = workload.variants.get(model) if isinstance(model, str) else None
+    if variant is not None and variant.flops_per_sample is not None:
+        return variant.flops_per_sample
+    return workload.flops_per_sample
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one run's evidence shows: the log's window and samples, the trace's energy, the devices."""
+
+    duration_s: float | None
+    samples: int | None
+    achieved: float | None
+    energy_j: float | None
+    devices: int
+
+
+@dataclass(frozen=True)
+class Accounts:
+    """Every number of one run, each with its unit in its name."""
+
+    time_s: float | None
+    samples: int | None
+    model_flops: float | None
+    flops_per_s: float | None
+    achieved: float | None
+    quality_ratio: float | None
+    valid_flops_per_s: float | None
+    energy_j: float | None
+    mean_power_w: float | None
+    valid_flops_per_w: float | None
+    samples_per_s: float | None
+    tflops_per_device: float | None
+    mfu: float | None
+    energy_per_sample_j: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    return num / den if num is not None and den else None
+
+
+def account(problem: Problem, evidence: Evidence, peak_flops_per_device: float | None = None) -> Accounts:
+    """All of one run's numbers from its evidence and its problem."""
+    time_s = evidence.duration_s if evidence.duration_s and evidence.duration_s > 0 else None
+    flops = problem.model_flops(evidence.samples)
+    rate = _ratio(flops, time_s)
+    ratio = valid = None
+    if problem.quality is not None:
+        q = problem.quality
+        if evidence.achieved is not None and rate is not None:
+            ratio = quality_ratio(evidence.achieved, q.target, q.direction, q.cap_ratio)
+            valid = rate * ratio**q.penalty_exponent
+    else:
+        valid = rate
+    mean_power = _ratio(evidence.energy_j, time_s)
+    per_device = _ratio(rate, evidence.devices)
+    return Accounts(
+        time_s=time_s,
+        samples=evidence.samples,
+        model_flops=flops,
+        flops_per_s=rate,
+        achieved=evidence.achieved,
+        quality_ratio=ratio,
+        valid_flops_per_s=valid,
+        energy_j=evidence.energy_j,
+        mean_power_w=mean_power,
+        valid_flops_per_w=_ratio(valid, mean_power),
+        samples_per_s=_ratio(float(evidence.samples) if evidence.samples is not None else None, time_s),
+        tflops_per_device=per_device / 1e12 if per_device is not None else None,
+        mfu=_ratio(per_device, peak_flops_per_device),
+        energy_per_sample_j=_ratio(evidence.energy_j, evidence.samples),
+    )

@@ -1,0 +1,245 @@
+"""Each run's numbers recomputed from the evidence alone (log, trace, spec, system.yaml) and cross-checked.
+
+Samples come from the log's block or evaluation `samples_count` and must agree with what the spec
+makes of the declared hyperparameters (timed steps x global batch x sequence length; epochs x the
+training set); devices come from system.yaml and must agree with the world size and the trace. The
+recomputed numbers (`RunData.accounts`) are what result.json is compared with and what the scorer ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from specbench.scoring.accounting import Evidence, Problem, account
+from specbench.spec.system import SystemDescription
+from specbench.validator.documents import Loaded
+from specbench.validator.findings import Findings
+from specbench.validator.mllog import ParsedLog
+from specbench.validator.model import BenchmarkData, RunData
+from specbench.validator.values import is_int, is_number, show
+
+UNIT_RANGES: dict[str, tuple[float, float | None]] = {
+    "top1_accuracy": (0.0, 1.0),
+    "top5_accuracy": (0.0, 1.0),
+    "mean_iou": (0.0, 1.0),
+    "map": (0.0, 1.0),
+    "map_50": (0.0, 1.0),
+    "accuracy": (0.0, 1.0),
+    "loss": (0.0, None),
+    "perplexity": (1.0, None),
+}
+"""Values a quality metric can take; a metric not listed has no bound here."""
+
+
+@dataclass
+class SystemDevices:
+    """What system.yaml says trained: accelerators (0 on a CPU run), processes, nodes."""
+
+    accelerators: int | None
+    world_size: int | None
+    nodes: int
+    model: str | None = None
+
+    @classmethod
+    def of(cls, system: SystemDescription | None) -> SystemDevices:
+        if system is None:
+            return cls(None, None, 1)
+        hardware = system.layers.get("hardware", {})
+        communication = system.layers.get("communication", {})
+        count, world = hardware.get("accelerator_count"), communication.get("world_size")
+        model = hardware.get("accelerator_model")
+        return cls(
+            count if is_int(count) and count >= 0 else None,
+            world if is_int(world) and world >= 1 else None,
+            system.nodes,
+            model if isinstance(model, str) and count else None,
+        )
+
+    @property
+    def trained(self) -> int | None:
+        """Devices that trained: the accelerators, or the CPU processes where there are none."""
+        if self.accelerators:
+            return self.accelerators
+        return self.world_size
+
+
+def log_samples(run: RunData, problem: Problem) -> int | None:
+    """Samples the log says the run processed: its blocks' counts (throughput) or the last evaluation's."""
+    if run.log is None:
+        return None
+    if problem.kind == "throughput":
+        counts = [e.metadata.get("samples_count") for e in run.log.all("block_start")]
+        valid = [c for c in counts if is_int(c) and c >= 0]
+        return sum(valid) if counts and len(valid) == len(counts) else None
+    evaluations = run.log.all("eval_accuracy")
+    count = evaluations[-1].metadata.get("samples_count") if evaluations else None
+    if is_int(count) and count >= 0:
+        return count
+    epochs = log_epochs(run.log)
+    return round(epochs * problem.train_samples) if epochs is not None else None
+
+
+def log_epochs(log: ParsedLog) -> float | None:
+    """Epochs trained up to run_stop: the highest epoch an evaluation, epoch or block names (counted from 1)."""
+    stop = log.first("run_stop")
+    values: list[float] = []
+    for event in log:
+        if stop is not None and event.line > stop.line:
+            break
+        meta = event.metadata
+        if event.key in ("eval_accuracy", "eval_stop", "epoch_stop") and is_number(meta.get("epoch_num")):
+            values.append(float(meta["epoch_num"]))
+        elif (
+            event.key == "block_stop" and is_number(meta.get("first_epoch_num")) and is_number(meta.get("epoch_count"))
+        ):
+            values.append(float(meta["first_epoch_num"]) + float(meta["epoch_count"]) - 1)
+    best = max(values) if values else None
+    return best if best is not None and 0 <= best < 1e9 else None
+
+
+@dataclass
+class EvidenceCheck:
+    findings: Findings
+    bench: BenchmarkData
+    problem: Problem
+    devices: SystemDevices
+    system_file: Loaded | None
+
+    def log_file(self, run: RunData) -> str:
+        return f"{run.folder}/log.txt"
+
+    def check_samples(self, run: RunData) -> int | None:
+        """The log's samples, cross-checked against the spec; None (and a finding) when they contradict it."""
+        problem, samples = self.problem, log_samples(run, self.problem)
+        if samples is None or run.log is None:
+            return samples
+        expected = problem.expected_timed_samples
+        if expected is not None and samples != expected and run.status != "incomplete":
+            first = run.log.first("block_start")
+            self.findings.add(
+                "SB-ACC-001",
+                self.log_file(run),
+                f"expected samples_count totalling {expected} (timed steps {problem.timed_steps} x "
+                f"{problem.samples_per_step} samples per step), found {samples}",
+                line=first.line if first else None,
+                json_path="metadata.samples_count",
+            )
+            return None
+        if problem.kind == "time_to_quality":
+            return samples if self.check_eval_samples(run) else None
+        return samples
+
+    def check_eval_samples(self, run: RunData) -> bool:
+        """Each evaluation's samples_count is epoch x the training set, within a global batch per epoch."""
+        assert run.log is not None
+        batch = self.problem.samples_per_step or 0
+        previous = 0
+        for event in run.log.all("eval_accuracy"):
+            count, epoch = event.metadata.get("samples_count"), event.metadata.get("epoch_num")
+            if not is_int(count) or not isinstance(epoch, (int, float)) or isinstance(epoch, bool):
+                continue
+            expected = epoch * self.problem.train_samples
+            slack = max(1.0, epoch) * batch
+            if count < previous or abs(count - expected) > slack:
+                self.findings.add(
+                    "SB-ACC-001",
+                    self.log_file(run),
+                    f"expected samples_count {expected:.0f} at epoch {epoch:g} (epochs x {self.problem.train_samples} "
+                    f"training samples, within {slack:.0f}) and never decreasing, found {count}",
+                    line=event.line,
+                    json_path="metadata.samples_count",
+                )
+                return False
+            previous = count
+        return True
+
+    def check_quality_range(self, run: RunData, metric: str) -> None:
+        bounds = UNIT_RANGES.get(metric)
+        if bounds is None or run.log is None:
+            return
+        low, high = bounds
+        for event in run.log.all("eval_accuracy"):
+            value = event.value
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if numeric and (value < low or (high is not None and value > high)):
+                upper = f"{high:g}" if high is not None else "inf"
+                self.findings.add(
+                    "SB-ACC-003",
+                    self.log_file(run),
+                    f"expected {metric} within [{low:g}, {upper}], found {show(value)}",
+                    line=event.line,
+                    json_path="value",
+                )
+                run.best = None
+                return
+
+    def check_system(self) -> None:
+        """Accelerators declared vs processes that trained (one process per accelerator)."""
+        d = self.devices
+        if d.accelerators and d.world_size is not None and d.accelerators != d.world_size:
+            where = self.system_file.locate("layers", "communication", "world_size") if self.system_file else {}
+            self.findings.add(
+                "SB-ACC-002",
+                "system.yaml",
+                f"expected world_size {d.accelerators} (one process per declared accelerator, accelerator_count), "
+                f"found {d.world_size}",
+                **where,
+            )
+
+    def check_event_types(self, run: RunData) -> None:
+        """Declared hyperparameters are logged as POINT_IN_TIME events, as mllog writes them."""
+        if run.log is None or self.bench.meta is None:
+            return
+        declared = self.bench.meta.hyperparameters
+        for event in run.log:
+            if event.key in declared and event.event_type != "POINT_IN_TIME":
+                self.findings.add(
+                    "SB-ACC-004",
+                    self.log_file(run),
+                    f"expected {event.key} as POINT_IN_TIME (a declared hyperparameter), found {show(event.event_type)}",
+                    line=event.line,
+                    json_path="event_type",
+                )
+
+    def run_accounts(self, run: RunData, peak: float | None) -> None:
+        self.check_event_types(run)
+        samples = self.check_samples(run)
+        quality = self.bench.spec.spec.quality if self.bench.spec else None
+        if quality is not None:
+            self.check_quality_range(run, quality.metric)
+        evidence = Evidence(
+            duration_s=run.duration_s,
+            samples=samples,
+            achieved=run.best,
+            energy_j=run.power.energy_j if run.power else None,
+            devices=self.devices.trained or 1,
+        )
+        run.samples = samples
+        run.accounts = account(self.problem, evidence, peak)
+
+
+def check_evidence(
+    findings: Findings,
+    bench: BenchmarkData,
+    system: SystemDescription | None,
+    system_file: Loaded | None,
+    peak: float | None = None,
+) -> None:
+    """Recompute every run's numbers from the evidence into `run.accounts`, with findings where it contradicts."""
+    if bench.spec is None or bench.meta is None:
+        return
+    problem = Problem.of(bench.spec, bench.meta.hyperparameters)
+    check = EvidenceCheck(findings, bench, problem, SystemDevices.of(system), system_file)
+    check.check_system()
+    for run in bench.runs:
+        check.run_accounts(run, peak)
+
+
+def result_devices_problem(devices: SystemDevices, found: Any) -> str | None:
+    """Why result.json's device count disagrees with system.yaml, or None."""
+    trained = devices.trained
+    if trained is None or found == trained:
+        return None
+    what = "accelerator_count" if devices.accelerators else "world_size"
+    return f"expected devices {trained} (system.yaml {what}), found {show(found)}"
