@@ -72,6 +72,8 @@ class _Producer:
         try:
             if loader.device.type == "cuda":
                 torch.cuda.set_device(loader.device)
+            else:  # the batched kernels of a small batch: on one core, beside (not against) the training's threads
+                torch.set_num_threads(1)
             for item in loader.produce(self.epoch, self.stop):
                 if not self._put(item):
                     return

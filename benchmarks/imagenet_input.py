@@ -1,0 +1,252 @@
+"""ResNet-50 on ImageNet-format JPEGs against the same executor on synthetic data, in one call.
+
+Generates an ImageNet-format tree on this machine (specbench.executors.jpegtree: ImageNet's typical sizes,
+about 97 KB per JPEG, flat val/ with LOC_val_solution.csv, labels independent of the pixels so that the
+run trains its whole budget), then measures (a) the loaders alone: the GPU pipeline (read, read + nvjpeg,
+everything) and the CPU path (PIL in DataLoader workers); (b) `specbench execute caraml-resnet50` on
+synthetic tensors; (c) `specbench execute` of the resnet50 spec, its problem scaled to the tree, with
+`--data`. Prints img/s, J/img and real / synthetic (training epochs after the first, energy from the
+run's own NVML trace over those epochs), and writes a JSON with date, device, driver, torch and command.
+
+    python benchmarks/imagenet_input.py --tree /tmp/imagenet-tree --out results.json --work /tmp/runs
+    python benchmarks/imagenet_input.py --smoke --tree /tmp/t --out /tmp/r.json --work /tmp/w   (CPU, minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torchvision
+from ruamel.yaml import YAML
+
+from specbench.executors.common import workers_per_process
+from specbench.executors.datapath import crop_geometry
+from specbench.executors.imagedata import imagenet_loaders
+from specbench.executors.imagenet import scan_tree
+from specbench.executors.jpegloader import DeviceImageLoader
+from specbench.executors.jpegtree import TreeSpec, default_processes, write_tree
+from specbench.power.trace import read_trace
+from specbench.spec import builtin
+
+FULL = TreeSpec(classes=128, train_per_class=200, val_per_class=4, flat_val=True, learnable=False)
+SMOKE = TreeSpec(classes=4, train_per_class=16, val_per_class=4, widths=(40, 56), heights=(32, 44), flat_val=True)
+SETS = ["precision=bf16", "memory_format=channels_last", "compile_mode=default"]
+
+
+def derived_spec(path: Path, tree: Any, epochs: int, smoke: bool) -> Path:
+    """The built-in resnet50 spec with its problem scaled to the tree (counts, budget); all else as shipped."""
+    yaml = YAML(typ="safe")
+    spec = yaml.load(builtin.find_spec("resnet50").read_text())
+    spec.update(id="resnet50-jpeg-tree", extends="hpcai500", title="ResNet-50 on a generated ImageNet-format tree")
+    dataset = spec["workload"]["dataset"]
+    dataset.update(name="specbench-jpeg-tree", train_samples=len(tree.train), eval_samples=len(tree.val))
+    spec["budget"]["epochs"] = epochs
+    spec["measurement"]["runs"] = {"count": 1, "aggregation": "mean", "max_failed": 0}
+    if smoke:
+        dataset.update(sample_shape=[3, 32, 32], num_classes=10)
+        spec["workload"]["flops_per_sample"] = 495771648
+        spec["hyperparameters"].update(global_batch_size=16, base_learning_rate=0.016)
+        spec["measurement"]["power"].update(required=False, min_samples=1)
+    spec["profiles"] = {k: v for k, v in spec["profiles"].items() if k in ("official", "smoke")}
+    spec["profiles"]["smoke"] = {"description": "the same", "ranked": False}
+    with path.open("w") as handle:
+        yaml.dump(spec, handle)
+    return path
+
+
+def execute(argv: list[str], ok: tuple[int, ...] = (0,)) -> list[str]:
+    command = [sys.executable, "-m", "specbench.cli", "execute", *argv]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode not in ok:
+        raise SystemExit(f"specbench execute failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return command
+
+
+def rate(loader: Any, batches: int, device: str) -> float:
+    """Images per second over `batches` batches, after two warm-up batches."""
+    iterator = iter(loader.epoch(1) if isinstance(loader, DeviceImageLoader) else loader)
+    for _ in range(2):
+        next(iterator)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0, seen = time.perf_counter(), 0
+    for _ in range(batches):
+        seen += len(next(iterator)[1])
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return seen / (time.perf_counter() - t0)
+
+
+def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, Any]:
+    """The GPU pipeline in stages (read; read + decode; all) and the CPU path, each without training."""
+    geometry = crop_geometry([3, 32, 32] if smoke else [3, 224, 224])
+    workers = workers_per_process()
+    decoder = "nvjpeg" if device == "cuda" else "libjpeg"
+    common: dict[str, Any] = {"batch_size": batch, "train": True, "geometry": geometry, "workers": workers, "seed": 1}
+    out: dict[str, Any] = {"workers": workers, "decoder": decoder}
+    steps = min(len(tree.train) // batch - 3, 60)
+    pipe = DeviceImageLoader(tree.root, tree.train, device=torch.device(device), decoder=decoder, **common)
+    stages = {"read": lambda i, data, g: (data, torch.zeros(len(i)), None)}
+    if decoder == "nvjpeg":
+        stages["read+decode"] = lambda i, data, g: (pipe._decode_nvjpeg(i, data), torch.zeros(len(i)), None)
+    for name, stage in stages.items():
+        pipe._assemble = stage  # type: ignore[method-assign]
+        out[f"pipeline {name} img/s"] = rate(pipe, steps, device)
+        pipe.close_producer()
+    del pipe._assemble
+    out["pipeline img/s"] = rate(pipe, steps, device)
+    pipe.close()
+    train, _ = imagenet_loaders(tree, geometry.size, geometry.resize, batch, workers, 1, pin=device == "cuda")
+    out["cpu path (pil) img/s"] = rate(train, min(steps, 30), "cpu")
+    return out
+
+
+def epoch_windows(log: Path) -> list[tuple[int, float, float]]:
+    events = [json.loads(line.split(" ", 1)[1]) for line in log.read_text().splitlines() if line.startswith(":::MLLOG")]
+    starts = {e["metadata"]["epoch_num"]: e["time_ms"] / 1000 for e in events if e["key"] == "epoch_start"}
+    stops = {e["metadata"]["epoch_num"]: e["time_ms"] / 1000 for e in events if e["key"] == "epoch_stop"}
+    return [(n, starts[n], stops[n]) for n in sorted(stops)]
+
+
+def energy_between(run_dir: Path, t0: float, t1: float) -> float | None:
+    """Joules the accelerators' energy counters advanced between two wall-clock times."""
+    if not (run_dir / "power.json").is_file():
+        return None
+    trace = read_trace(run_dir)
+    total = 0.0
+    for device in trace.devices:
+        rows = [
+            (s.t_wall_s, s.energy_counter_j) for s in trace.samples_of(device.key) if s.energy_counter_j is not None
+        ]
+        if len(rows) < 2:
+            return None
+        times, counts = np.array(rows).T
+        total += float(np.interp(t1, times, counts) - np.interp(t0, times, counts))
+    return total
+
+
+def real_run(work: Path, tree: Any, epochs: int, device: str, smoke: bool) -> dict[str, Any]:
+    spec = derived_spec(work / "resnet50-jpeg-tree.yaml", tree, epochs, smoke)
+    power = ["--power", "none"] if smoke else ["--power", "nvml"]
+    sets = [] if smoke else SETS
+    out = work / "real" / "specbench" / device
+    argv = [str(spec), "--data", str(tree.root), "--device", device, *power, "--runs", "1", "--out", str(out)]
+    command = execute([*argv, *(a for s in sets for a in ("--set", s))], ok=(0, 1))
+    run_dir = out / "resnet50-jpeg-tree" / "run_1"
+    result = json.loads((run_dir / "result.json").read_text())
+    windows = [w for w in epoch_windows(run_dir / "log.txt") if w[0] >= 2]
+    seconds = sum(t1 - t0 for _, t0, t1 in windows)
+    samples = result["samples_processed"] / max(1, len(epoch_windows(run_dir / "log.txt"))) * len(windows)
+    energies = [energy_between(run_dir, t0, t1) for _, t0, t1 in windows]
+    energy = sum(e for e in energies if e is not None) if energies and None not in energies else None
+    return {
+        "command": " ".join(command),
+        "settings": result["settings"],
+        "epochs_timed": [w[0] for w in windows],
+        "images_per_s": samples / seconds,
+        "j_per_image": energy / samples if energy is not None else None,
+        "mean_power_w": energy / seconds if energy is not None else None,
+        "whole_run_images_per_s": result["samples_processed"] / result["duration_s"],
+        "whole_run_j_per_image": result["power"]["energy_j"] / result["samples_processed"]
+        if result["power"]["measured"]
+        else None,
+    }
+
+
+def synthetic_run(work: Path, device: str, smoke: bool) -> dict[str, Any]:
+    out = work / "synthetic" / "specbench" / device
+    power = ["--power", "none", "--profile", "smoke"] if smoke else ["--power", "nvml"]
+    sets = [] if smoke else [*SETS, "global_batch_size=256"]
+    argv = ["caraml-resnet50", "--device", device, *power, "--runs", "1", "--out", str(out)]
+    command = execute([*argv, *(a for s in sets for a in ("--set", s))])
+    result = json.loads((out / "caraml-resnet50" / "run_1" / "result.json").read_text())
+    measured = result["power"]["measured"]
+    return {
+        "command": " ".join(command),
+        "images_per_s": result["throughput"]["samples_per_s"],
+        "j_per_image": result["power"]["energy_j"] / result["samples_processed"] if measured else None,
+        "mean_power_w": result["power"]["mean_power_w"] if measured else None,
+    }
+
+
+def main() -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, required=True, help="where the JPEG tree is (written if missing)")
+    parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
+    parser.add_argument("--work", type=Path, required=True, help="folder for the spec and the submissions")
+    parser.add_argument("--epochs", type=int, default=4, help="training budget of the real run (epochs)")
+    parser.add_argument("--smoke", action="store_true", help="a tiny tree and the CPU, to check the script")
+    parser.add_argument("--no-probe", dest="probe", action="store_false", help="skip the in-process probe")
+    args = parser.parse_args()
+    device = "cpu" if args.smoke else "cuda"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("this benchmark needs a CUDA GPU (or --smoke)")
+    tree_spec = SMOKE if args.smoke else FULL
+    report: dict[str, Any] = {
+        "benchmark": "imagenet_input",
+        "command": " ".join([sys.executable, *sys.argv]),
+        "environment": _environment(device),
+    }
+
+    def save(**parts: Any) -> None:
+        """Write what is measured so far, so that a run cut short still leaves its numbers."""
+        report.update(parts)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
+
+    t0 = time.perf_counter()
+    made = write_tree(args.tree, tree_spec, default_processes()) if not (args.tree / "train").is_dir() else None
+    tree = scan_tree(args.tree)
+    generated = {"spec": tree_spec.__dict__, "written": made, "seconds": time.perf_counter() - t0}
+    save(tree={**generated, "val_layout": tree.val_layout})
+    args.work.mkdir(parents=True, exist_ok=True)
+    alone = loaders_alone(tree, 16 if args.smoke else 256, device, args.smoke)
+    if not args.smoke and args.probe:
+        from imagenet_probe import probe
+
+        alone["in-process probe"] = probe(tree, 256, sorted({8, workers_per_process()}), [2, 4])
+    _show(alone)
+    save(loaders_alone=alone)
+    synthetic = synthetic_run(args.work, device, args.smoke)
+    save(synthetic=synthetic)
+    real = real_run(args.work, tree, 2 if args.smoke else args.epochs, device, args.smoke)
+    ratio = real["images_per_s"] / synthetic["images_per_s"]
+    for name, row in (("synthetic (caraml-resnet50)", synthetic), ("real --data (epochs 2..)", real)):
+        j = row["j_per_image"]
+        print(f"{name:<36} {row['images_per_s']:>10,.1f} img/s  {j if j is None else f'{j:.4f}'} J/img", flush=True)
+    print(f"ratio real / synthetic = {ratio:.3f}")
+    energy = (
+        real["j_per_image"] / synthetic["j_per_image"] if real["j_per_image"] and synthetic["j_per_image"] else None
+    )
+    save(real=real, ratio_real_over_synthetic=ratio, energy_ratio_real_over_synthetic=energy)
+
+
+def _show(rows: dict[str, Any], indent: str = "") -> None:
+    for name, value in rows.items():
+        if isinstance(value, dict):
+            _show(value, indent + "  ")
+        elif isinstance(value, float):
+            print(f"{indent}{name:<44} {value:>10,.3f}", flush=True)
+        else:
+            print(f"{indent}{name:<44} {value!s:>10}", flush=True)
+
+
+def _environment(device: str) -> dict[str, Any]:
+    if device == "cuda":
+        from gpu_env import environment
+
+        return environment(torchvision=torchvision.__version__)  # type: ignore[no-any-return]
+    return {"device": "cpu", "torch": torch.__version__, "torchvision": torchvision.__version__}
+
+
+if __name__ == "__main__":
+    main()
