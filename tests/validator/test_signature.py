@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,3 +195,26 @@ def test_sign_refuses_bad_keys_and_broken_manifests(
     assert "does not match the files" in capsys.readouterr().err and not (root / SIGNATURE_FILE).exists()
     assert main(["sign", str(tmp_path / "nowhere"), "--key", str(key)]) == 2
     assert "expected an ORG/SYSTEM folder" in capsys.readouterr().err
+
+
+SSH_KEYGEN = shutil.which("ssh-keygen")
+
+
+@pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen (OpenSSH) is not installed")
+def test_a_manifest_signed_by_ssh_keygen_validates(bases: Bases, tmp_path: Path) -> None:
+    """ssh-keygen -Y sign on the submission: verified for its key, refused for another key or namespace."""
+    assert SSH_KEYGEN is not None
+    root = bases.copy(tmp_path / "sub")
+    key = tmp_path / "id_ed25519"
+    run = functools.partial(subprocess.run, capture_output=True, timeout=60, check=True)
+    run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", "carol@example.org", "-f", str(key)])
+    run([SSH_KEYGEN, "-q", "-Y", "sign", "-f", str(key), "-n", "specbench", str(root / MANIFEST)])
+    public = " ".join(key.with_suffix(".pub").read_text().split()[:2])
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f'carol@example.org namespaces="specbench" {public}\n')
+    report = validate_submission(root, signers=load_allowed_signers(allowed))
+    assert report.codes() == set() and report.signature is not None
+    assert report.signature.signer == "carol@example.org"
+    assert validate_submission(root, signers=_signers(tmp_path)).codes() == {"SB-SIG-005"}
+    run([SSH_KEYGEN, "-q", "-Y", "sign", "-f", str(key), "-n", "git", str(root / MANIFEST)], input=b"y\n")
+    assert validate_submission(root, signers=load_allowed_signers(allowed)).codes() == {"SB-SIG-004"}
