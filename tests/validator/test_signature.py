@@ -66,7 +66,7 @@ def _sha1_rsa(root: Path) -> None:
 
 
 def _tampered(root: Path) -> None:
-    """The issue's attack: change a file, re-write the manifest so integrity holds, keep the old signature."""
+    """A forgery: change a file, re-write the manifest so integrity holds, keep the old signature."""
     _sign(root)
     result = root / "resnet50" / "run_1" / "result.json"
     result.write_text(result.read_text() + "\n")
