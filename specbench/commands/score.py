@@ -27,18 +27,33 @@ reasons and never ranked); 2 no submission found or unusable input.""",
 @click.option(
     "--jobs", type=click.IntRange(min=1), default=None, help="Validation processes  [default: the CPUs available]"
 )
-def command(paths: tuple[Path, ...], fmt: str, out: Path | None, spec: str | None, jobs: int | None) -> None:
+@click.option(
+    "--allowed-signers",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="OpenSSH allowed_signers file: only submissions whose manifest.json a listed key signed are ranked.",
+)
+def command(
+    paths: tuple[Path, ...],
+    fmt: str,
+    out: Path | None,
+    spec: str | None,
+    jobs: int | None,
+    allowed_signers: Path | None,
+) -> None:
     """Validate and score PATHS (submission folders, or folders holding them, e.g. submissions/).
 
     Per run: time to quality, energy over the timed window, FLOPs by the spec's
     accounting, Valid FLOPS and Valid FLOPS/W (throughput: samples/s, TFLOP/s per
     device, MFU, energy per sample). Runs combine as the spec says (olympic mean
     drops the fastest and slowest). One table per spec, version, level, profile and
-    power scope; smoke profiles and non-compliant submissions are never ranked.
+    power scope; smoke profiles and non-compliant submissions are never ranked. With
+    --allowed-signers, an unsigned submission or one signed by another key is non-compliant.
     """
     from specbench.errors import UsageError
     from specbench.scoring import render
     from specbench.scoring.leaderboard import build
+    from specbench.sshsig import load_allowed_signers
     from specbench.validator import discover, validate_many
     from specbench.validator.validate import available_cpus
 
@@ -47,7 +62,8 @@ def command(paths: tuple[Path, ...], fmt: str, out: Path | None, spec: str | Non
         raise UsageError(
             f"no submission folder (with system.yaml or submission.yaml) under {', '.join(map(str, paths))}"
         )
-    board = build(validate_many(folders, spec, jobs=jobs or available_cpus()))
+    signers = None if allowed_signers is None else load_allowed_signers(allowed_signers)
+    board = build(validate_many(folders, spec, jobs=jobs or available_cpus(), signers=signers))
     if fmt == "html":
         from specbench.scoring.html import write_site
 

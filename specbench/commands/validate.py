@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from specbench.sshsig import load_allowed_signers
 from specbench.validator import discover, exit_code, render_json, render_text, validate_many
 from specbench.validator.model import Report
 from specbench.validator.validate import available_cpus, classify
@@ -42,17 +43,32 @@ def expand(paths: tuple[str, ...]) -> list[str]:
     default=None,
     help="Validate in this many processes (submissions, or one submission's power traces)  [default: the CPUs available]",
 )
+@click.option(
+    "--allowed-signers",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="OpenSSH allowed_signers file (as git's gpg.ssh.allowedSignersFile): each submission's manifest.json "
+    "must carry a valid signature (manifest.json.sig, `specbench sign`) by a key it lists.",
+)
 @click.pass_context
 def command(
-    ctx: click.Context, paths: tuple[str, ...], spec: str | None, fmt: str, werror: bool, jobs: int | None
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    spec: str | None,
+    fmt: str,
+    werror: bool,
+    jobs: int | None,
+    allowed_signers: str | None,
 ) -> None:
     """Check every rule of each submission under PATH: files, hashes, the spec's rules, logs, power traces, runs.
 
     PATH is an ORG/SYSTEM folder (with system.yaml), one BENCHMARK folder inside it (with
     submission.yaml), or a folder holding such ORG/SYSTEM folders (searched three levels deep).
-    Nothing in a submission is written or run.
+    Nothing in a submission is written or run. A signed manifest is verified against
+    --allowed-signers; without it a signature is reported as not verified (a warning).
     """
-    reports: list[Report] = validate_many(expand(paths), spec, jobs=jobs or available_cpus())
+    signers = None if allowed_signers is None else load_allowed_signers(allowed_signers)
+    reports: list[Report] = validate_many(expand(paths), spec, jobs=jobs or available_cpus(), signers=signers)
     output = render_json(reports, werror) if fmt == "json" else render_text(reports, werror)
     sys.stdout.write(output)
     ctx.exit(exit_code(reports, werror))

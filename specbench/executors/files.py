@@ -13,6 +13,8 @@ from ruamel.yaml import YAML
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT_VERSION = 1
+SIGNATURE_FILE = MANIFEST + ".sig"
+"""`specbench sign` writes it next to the manifest; the manifest never lists it."""
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -68,6 +70,8 @@ def write_manifest(root: Path) -> Path:
     files: dict[str, dict[str, Any]] = {}
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path.is_symlink() or path.name == MANIFEST or path.name.endswith(".tmp"):
+            continue
+        if path.parent == root and path.name == SIGNATURE_FILE:
             continue
         rel = path.relative_to(root).as_posix()
         files[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}

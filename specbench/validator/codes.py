@@ -329,6 +329,55 @@ CODES: dict[str, Code] = _codes(
         "number out of range",
         "numbers must be finite and within the range of a 64-bit float (JSON and YAML allow larger integers)",
     ),
+    # authenticity (manifest.json.sig, `specbench sign`)
+    (
+        "SB-SIG-001",
+        "error",
+        "signature missing",
+        "sign the manifest with `specbench sign ORG/SYSTEM --key KEY` (or ssh-keygen -Y sign -n specbench)",
+    ),
+    (
+        "SB-SIG-002",
+        "error",
+        "signature malformed",
+        "write the signature with `specbench sign` or `ssh-keygen -Y sign -n specbench -f KEY manifest.json`",
+    ),
+    (
+        "SB-SIG-003",
+        "error",
+        "signature does not match the manifest",
+        "manifest.json changed after it was signed: restore the signed files, or sign the new manifest again",
+    ),
+    (
+        "SB-SIG-004",
+        "error",
+        "signature made for another namespace",
+        "sign in the specbench namespace: `specbench sign`, or ssh-keygen -Y sign -n specbench",
+    ),
+    (
+        "SB-SIG-005",
+        "error",
+        "signer not allowed",
+        "sign with a key the allowed_signers file lists for the specbench namespace, or ask its maintainer to add yours",
+    ),
+    (
+        "SB-SIG-006",
+        "error",
+        "signer's key not valid now",
+        "the allowed_signers line limits the key with valid-after/valid-before: sign with a current key",
+    ),
+    (
+        "SB-SIG-007",
+        "warning",
+        "signature not verified",
+        "pass --allowed-signers FILE to check who signed; without it any key's signature is accepted as unverified",
+    ),
+    (
+        "SB-SIG-008",
+        "error",
+        "signature algorithm not supported",
+        "sign with an ed25519, ECDSA (nistp256/384/521) or RSA key, hash sha512 or sha256 (rsa-sha2-512/256)",
+    ),
     # imported MLPerf results (docs/mlperf-import.md)
     (
         "SB-MLP-001",

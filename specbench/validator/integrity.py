@@ -13,6 +13,8 @@ from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
 
 MANIFEST = "manifest.json"
+SIGNATURE_FILE = "manifest.json.sig"
+"""The SSH signature of the manifest (`specbench sign`); it cannot be listed in what it signs."""
 MANIFEST_FORMAT_VERSION = 1
 
 
@@ -70,7 +72,7 @@ def check_manifest(ctx: Context, benchmark: str | None) -> None:
         return
     listed = _safe_entries(ctx, loaded, manifest)
     for rel in sorted(tree.files):
-        if rel == MANIFEST or not in_scope(rel, benchmark):
+        if rel in (MANIFEST, SIGNATURE_FILE) or not in_scope(rel, benchmark):
             continue
         entry = listed.get(rel)
         if entry is None:
@@ -103,6 +105,8 @@ def _safe_entries(ctx: Context, loaded: Loaded, manifest: Manifest) -> dict[str,
         reason = unsafe_path_reason(rel)
         if reason is None and rel == MANIFEST:
             reason = "the manifest does not list itself"
+        if reason is None and rel == SIGNATURE_FILE:
+            reason = "the manifest does not list its own signature"
         if reason is not None:
             ctx.findings.add(
                 "SB-STR-005",

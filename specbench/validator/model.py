@@ -16,6 +16,39 @@ from specbench.validator.mllog import ParsedLog
 
 RunStatus = Literal["success", "failed", "incomplete"]
 
+SignatureStatus = Literal["verified", "not verified", "invalid", "missing"]
+
+
+@dataclass(frozen=True)
+class SignatureInfo:
+    """What the report says about the signature: its state, and who signed when that is known."""
+
+    status: SignatureStatus
+    signer: str | None = None
+    key_type: str | None = None
+    fingerprint: str | None = None
+    allowed_signers: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "signer": self.signer,
+            "key_type": self.key_type,
+            "fingerprint": self.fingerprint,
+            "allowed_signers": self.allowed_signers,
+        }
+
+    def describe(self) -> str:
+        """One line for the text report."""
+        key = f"{self.key_type} key {self.fingerprint}" if self.fingerprint else "no key"
+        if self.status == "verified":
+            return f"signed by {self.signer} ({key}), verified against {self.allowed_signers}"
+        if self.status == "not verified":
+            return f"signed with {key}, not verified (give --allowed-signers to check the signer)"
+        if self.status == "missing":
+            return f"not signed (manifest.json.sig missing; {self.allowed_signers} requires a signature)"
+        return f"signature invalid ({key})"
+
 
 @dataclass(frozen=True)
 class Evaluation:
@@ -153,6 +186,8 @@ class Report:
     system: SystemDescription | None = None
     benchmarks: list[BenchmarkData] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    signature: SignatureInfo | None = None
+    """The manifest's signature (None: unsigned and no signers required)."""
 
     @property
     def errors(self) -> list[Finding]:
@@ -183,6 +218,7 @@ class Report:
             "errors": len(self.errors),
             "warnings": len(self.warnings),
             "findings": [f.to_dict() for f in self.findings],
+            "signature": self.signature.to_dict() if self.signature else None,
             "benchmarks": [b.summary() for b in self.benchmarks],
         }
 

@@ -31,6 +31,8 @@ def _verdict(report: Report, werror: bool) -> str:
 
 def render_report(report: Report, werror: bool = False) -> str:
     lines = [f"{report.path}: {_verdict(report, werror)}"]
+    if report.signature is not None:
+        lines.append(f"  {report.signature.describe()}")
     for severity, by_severity in groupby(report.findings, key=lambda f: f.severity):
         items = list(by_severity)
         lines.append("")

@@ -9,18 +9,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
+from specbench.sshsig import AllowedSigners
 from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
-from specbench.validator.integrity import MANIFEST, check_manifest
+from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest
 from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report
 from specbench.validator.physics import DevicePhysics, check_unknown
 from specbench.validator.powercheck import check_power
 from specbench.validator.provenance import check_provenance
+from specbench.validator.signature import check_signature
 
 SYSTEM_FILE = "system.yaml"
 BENCHMARK_FILE = "submission.yaml"
@@ -87,12 +89,14 @@ def validate_submission(
     limits: Limits = DEFAULT_LIMITS,
     specs: SpecIndex | None = None,
     jobs: int = 1,
+    signers: AllowedSigners | None = None,
 ) -> Report:
     """Run every check on one submission folder (ORG/SYSTEM or one BENCHMARK of it) and gather the findings.
 
     `spec` adds a spec file (or built-in id) to the specs a submission may name; it raises
     InputError or UsageError when that spec cannot be loaded. Bad submission content never raises.
     `jobs` > 1 reads the runs' power traces in that many processes (the bulk of the work).
+    With `signers` (an allowed_signers file), manifest.json must carry a signature by one of them.
     """
     given = Path(path)
     index = specs if specs is not None else SpecIndex.with_spec(spec)
@@ -101,13 +105,16 @@ def validate_submission(
         return _unusable(given)
     findings = Findings()
     tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
-    system, benchmarks = _check(Context(tree, findings, limits, index), target, jobs) if tree.complete else (None, [])
+    ctx = Context(tree, findings, limits, index)
+    system, benchmarks = _check(ctx, target, jobs) if tree.complete else (None, [])
+    signature = check_signature(ctx, signers) if tree.complete else None
     return Report(
         path=str(given),
         root=str(target.root),
         system=system,
         benchmarks=benchmarks,
         findings=sorted(findings.items, key=Finding.sort_key),
+        signature=signature,
     )
 
 
@@ -120,8 +127,12 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     ctx.imported, import_file = read_import_record(ctx)
     files, dirs = ctx.tree.children("")
     for extra in files:
-        if extra not in (SYSTEM_FILE, MANIFEST, IMPORT_FILE):
-            ctx.findings.add("SB-STR-009", extra, "expected only system.yaml, manifest.json and BENCHMARK folders here")
+        if extra not in (SYSTEM_FILE, MANIFEST, SIGNATURE_FILE, IMPORT_FILE):
+            ctx.findings.add(
+                "SB-STR-009",
+                extra,
+                "expected only system.yaml, manifest.json, manifest.json.sig, import.json and BENCHMARK folders here",
+            )
     names = [target.benchmark] if target.benchmark is not None else dirs
     if not names:
         ctx.findings.add(
@@ -171,10 +182,10 @@ def _check_root_names(ctx: Context, root: Path, system: SystemDescription, loade
             )
 
 
-def _validate_one(args: tuple[str, str | None, Limits]) -> Report:
+def _validate_one(args: tuple[str, str | None, Limits, AllowedSigners | None]) -> Report:
     """One submission in a worker process (its runs' traces are read in that process)."""
-    path, spec, limits = args
-    return validate_submission(path, spec, limits=limits)
+    path, spec, limits, signers = args
+    return validate_submission(path, spec, limits=limits, signers=signers)
 
 
 def available_cpus() -> int:
@@ -186,7 +197,12 @@ def available_cpus() -> int:
 
 
 def validate_many(
-    paths: Sequence[str | Path], spec: str | Path | None = None, *, jobs: int = 1, limits: Limits = DEFAULT_LIMITS
+    paths: Sequence[str | Path],
+    spec: str | Path | None = None,
+    *,
+    jobs: int = 1,
+    limits: Limits = DEFAULT_LIMITS,
+    signers: AllowedSigners | None = None,
 ) -> list[Report]:
     """Validate several submission folders, in up to `jobs` processes; reports come back in the order given.
 
@@ -194,7 +210,7 @@ def validate_many(
     """
     index = SpecIndex.with_spec(spec)
     if jobs <= 1 or len(paths) <= 1:
-        return [validate_submission(p, limits=limits, specs=index, jobs=jobs) for p in paths]
-    work = [(str(p), None if spec is None else str(spec), limits) for p in paths]
+        return [validate_submission(p, limits=limits, specs=index, jobs=jobs, signers=signers) for p in paths]
+    work = [(str(p), None if spec is None else str(spec), limits, signers) for p in paths]
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
         return list(pool.map(_validate_one, work))

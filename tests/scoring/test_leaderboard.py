@@ -76,3 +76,30 @@ def test_output_formats(submissions: Path, tmp_path: Path, capsys: pytest.Captur
 def test_no_submission_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", str(tmp_path)]) == 2
     assert "no submission folder" in capsys.readouterr().err
+
+
+def test_model_variants_are_never_ranked_together(tmp_path: Path) -> None:
+    """llm-gpt 800M and 13B are different problems: one table each, both ranked first."""
+    from conftest import _maker
+
+    make = _maker().make_submission
+    for system, model, seconds in (("small", "800M", 20.0), ("large", "13B", 300.0)):  # 13B: below the H200s' peak
+        make(tmp_path, spec="llm-gpt", profile="official", org="acme", system=system, extra={"model": model},
+             throughput_s=seconds)  # fmt: skip
+    board = board_of(tmp_path)
+    assert [g.key.variant for g in board.groups] == ["13B", "800M"]
+    assert all("· model " in g.key.title() for g in board.groups)
+    assert [[(e.system, e.rank) for e in g.entries] for g in board.groups] == [[("large", 1)], [("small", 1)]]
+
+
+def test_mfu_comes_from_the_device_facts(submissions: Path) -> None:
+    """The generated systems declare NVIDIA H200s: MFU = FLOP/s per device / its dense peak (bf16 where declared)."""
+    from specbench.physics import lookup, peak_flops
+    from specbench.validator.physics import declared_precision
+
+    fast = board_of(submissions).groups[0].entries[0]
+    assert fast.bench is not None
+    peak = peak_flops(lookup("NVIDIA H200"), declared_precision(fast.bench.meta))  # type: ignore[arg-type]
+    assert peak is not None
+    for run in fast.runs:
+        assert run.mfu == pytest.approx(run.tflops_per_device * 1e12 / peak)

@@ -1,0 +1,77 @@
+"""`specbench sign`: sign a submission's manifest.json with an SSH key (`ssh-keygen -Y sign` format)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from specbench.errors import UsageError
+
+
+@click.command(
+    name="sign",
+    epilog="\b\nVerify with: specbench validate ORG/SYSTEM --allowed-signers FILE\n"
+    "or: ssh-keygen -Y verify -f FILE -I PRINCIPAL -n specbench -s manifest.json.sig < manifest.json\n"
+    "Docs: docs/submission-format.md (manifest.json.sig), docs/rules.md (Authenticity).",
+)
+@click.argument("submission", type=click.Path(path_type=Path), metavar="SUBMISSION")
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Private key file (OpenSSH format, unencrypted): ed25519, ECDSA or RSA.",
+)
+def command(submission: Path, key_path: Path) -> None:
+    """Sign SUBMISSION's manifest.json, writing manifest.json.sig next to it.
+
+    SUBMISSION is an ORG/SYSTEM folder (or a BENCHMARK folder inside it, whose ORG/SYSTEM
+    manifest is signed). The manifest must match the files first: a signature vouches for
+    what the manifest lists. The signature is OpenSSH's (namespace "specbench"), so git's
+    tooling and ssh-keygen verify it too.
+    """
+    from specbench.executors.files import atomic_write_bytes
+    from specbench.sshsig import NAMESPACE, key_of, load_private_key, sign
+    from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE
+    from specbench.validator.validate import classify
+
+    target = classify(submission)
+    if target is None:
+        raise UsageError(f"expected an ORG/SYSTEM folder (with system.yaml) or a BENCHMARK folder, found {submission}")
+    root = target.root
+    private = load_private_key(key_path)
+    _check_integrity(root)
+    message = (root / MANIFEST).read_bytes()
+    out = root / SIGNATURE_FILE
+    if out.is_symlink():
+        raise UsageError(f"{out} is a symbolic link; remove it before signing")
+    atomic_write_bytes(out, sign(message, private).encode())
+    os.chmod(out, 0o644)
+    key = key_of(private.public_key())
+    click.echo(f"signed {root / MANIFEST} with {key.key_type} key {key.fingerprint()} (namespace {NAMESPACE})")
+    click.echo(f"wrote {out}")
+    click.echo(f'allowed_signers line for maintainers: PRINCIPAL namespaces="{NAMESPACE}" {key.openssh()}')
+
+
+def _check_integrity(root: Path) -> None:
+    """Refuse to sign a manifest that is missing or does not match the files under `root`."""
+    from specbench.validator.context import Context, SpecIndex
+    from specbench.validator.files import DEFAULT_LIMITS, Tree
+    from specbench.validator.findings import Findings
+    from specbench.validator.integrity import MANIFEST, check_manifest
+
+    findings = Findings()
+    tree = Tree.scan(root, DEFAULT_LIMITS, findings)
+    if not tree.has(MANIFEST):
+        raise UsageError(f"no {MANIFEST} in {root}: `specbench execute` writes it; there is nothing to sign")
+    check_manifest(Context(tree, findings, DEFAULT_LIMITS, SpecIndex()), None)
+    broken = [f for f in findings.items if f.severity == "error"]
+    if broken:
+        shown = "; ".join(f"{f.location.file}: {f.message}" for f in broken[:3])
+        more = f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""
+        raise UsageError(
+            f"{root / MANIFEST} does not match the files, so a signature would vouch for something else: "
+            f"{shown}{more}. Run `specbench validate {root}` for every finding"
+        )
