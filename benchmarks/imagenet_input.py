@@ -1,7 +1,7 @@
 """ResNet-50 on ImageNet-format JPEGs against the same executor on synthetic data, in one call.
 
 Generates an ImageNet-format tree on this machine (specbench.executors.jpegtree: ImageNet's typical sizes,
-about 97 KB per JPEG, flat val/ with LOC_val_solution.csv, labels independent of the pixels so that the
+about 96 KB per JPEG, flat val/ with LOC_val_solution.csv, labels independent of the pixels so that the
 run trains its whole budget), then measures (a) the loaders alone: the GPU pipeline (read, read + nvjpeg,
 everything) and the CPU path (PIL in DataLoader workers); (b) `specbench execute caraml-resnet50` on
 synthetic tensors; (c) `specbench execute` of the resnet50 spec, its problem scaled to the tree, with
