@@ -11,7 +11,8 @@ from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
 from specbench.validator.mllog import LogEvent, ParsedLog
-from specbench.validator.mlperf import MlperfDialect, MlperfLogRules, check_schedule
+from specbench.validator.mlperf import MlperfDialect
+from specbench.validator.mlperf_log import MlperfLogRules, check_schedule
 from specbench.validator.model import Evaluation, RunData
 from specbench.validator.values import is_int, is_number, same, show
 
@@ -329,9 +330,7 @@ class LogCheck:
         if self.mlperf is None:
             self.check_cadence(spec, evaluations)
         else:
-            off_schedule = check_schedule(self, spec, evaluations)
-            if off_schedule is not None:
-                self.broken.append(off_schedule)
+            check_schedule(self, spec, evaluations)
         budget = spec.spec.budget.epochs
         counted = [e for e in evaluations if budget is None or e.epoch <= budget + EPS]
         better = max if quality.direction == "higher" else min
