@@ -10,7 +10,19 @@ import click
 from specbench import __version__
 from specbench.errors import EXIT_UNUSABLE, InputError, SpecbenchError
 
-COMMAND_MODULES = ("specs", "show", "schema", "execute", "validate", "score", "roofline", "import_", "data", "power")
+COMMAND_MODULES = (
+    "specs",
+    "show",
+    "schema",
+    "execute",
+    "validate",
+    "score",
+    "roofline",
+    "import_",
+    "export",
+    "data",
+    "power",
+)
 
 EPILOG = """\b
 Exit codes: 0 ok or compliant, 1 non-compliant, 2 unusable input or usage.

@@ -213,14 +213,19 @@ def build_trace(nodes: dict[str, PowerLog], system_name: str) -> NodeTrace:
             "kind": "mlperf-training",
             "clock": "wall clock of the MLPerf log (time_ms); t_mono_s repeats t_wall_s",
             "sweep": "row number; `lines` gives each device's rows' lines in its source file",
-            "files": {
-                key: {"path": log.file.path, "sha256": log.file.sha256, "lines": [r.line for r in log.readings]}
-                for key, log in nodes.items()
-            },
+            "files": {key: _file_entry(log) for key, log in nodes.items()},
             "conversion_eff": {key: log.conversion_eff for key, log in nodes.items() if log.conversion_eff is not None},
         },
     }
     return NodeTrace(out.getvalue(), metadata, rows, dict(nodes))
+
+
+def _file_entry(log: PowerLog) -> dict[str, Any]:
+    """Where a device's rows came from: the node log, its sha256, each row's line, and its markers."""
+    entry: dict[str, Any] = {"path": log.file.path, "sha256": log.file.sha256, "lines": [r.line for r in log.readings]}
+    if len(log.starts) == 1 and len(log.stops) == 1:
+        entry["markers"] = {"start_ms": log.starts[0][1], "stop_ms": log.stops[0][1]}
+    return entry
 
 
 def coverage(key: str, log: PowerLog, start_ms: float, stop_ms: float) -> Coverage:
