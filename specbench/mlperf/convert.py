@@ -26,7 +26,7 @@ from specbench.mlperf.source import source_file as file_of
 from specbench.mlperf.staging import Staging
 from specbench.mlperf.system import framework_warning, node_count, safe_name, system_yaml
 from specbench.spec.loader import LoadedSpec, spec_digest
-from specbench.spec.resolve import resolve
+from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.rules import Level
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.documents import parse_json_text
@@ -132,22 +132,14 @@ def _context(system: SystemSource, spec: LoadedSpec) -> Context:
     )
 
 
-def convert_system(
-    system: SystemSource, spec: LoadedSpec, out_root: Path, taken: dict[Path, str] | None = None
-) -> SystemImport | None:
-    """Write one system's submission under out_root; None when no benchmark of it has a spec.
-
-    `taken` maps output folders already written in this import to their source, so that two
-    systems whose names clean up alike never overwrite each other.
-    """
+def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> SystemImport | None:
+    """Write one system's submission under out_root (output_folder); None when no benchmark of it has a spec."""
     wanted = MLPERF_BENCHMARKS.get(spec.spec.id)
     sources = [b for b in system.benchmarks if b.name == wanted]
     if not sources:
         return None
     ctx = _context(system, spec)
     output = output_folder(system, out_root)
-    if taken is not None and output.resolve() in taken:
-        raise ConvertError(f"its folder {output} is already taken by {taken[output.resolve()]}")
     result = SystemImport(system, output, [], _notes(system))
     output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{ctx.system_name}.import-", dir=output.parent) as tmp:
@@ -208,6 +200,17 @@ def _record(ctx: Context, result: SystemImport) -> ImportRecord:
     )
 
 
+_RESOLVED: dict[tuple[int, Level], tuple[LoadedSpec, ResolvedSpec]] = {}
+
+
+def _resolve(spec: LoadedSpec, level: Level) -> ResolvedSpec:
+    """The spec at the official profile and this level, resolved once per spec object and level."""
+    key = (id(spec), level)
+    if key not in _RESOLVED or _RESOLVED[key][0] is not spec:
+        _RESOLVED[key] = (spec, resolve(spec, "official", level))
+    return _RESOLVED[key][1]
+
+
 def _meta(ctx: Context, level: Level, first: ParsedLog, declared: dict[str, Any]) -> SubmissionMeta:
     spec = ctx.spec.spec
     return SubmissionMeta(
@@ -229,7 +232,7 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Staging) 
     spec = ctx.spec.spec
     division = str(ctx.description.get("division", "closed")).strip().lower()
     level: Level = LEVELS.get(division, "system")
-    resolved = resolve(ctx.spec, "official", level)
+    resolved = _resolve(ctx.spec, level)
     org = ctx.system.org
     findings: list[ImportFinding] = []
     logs: list[tuple[Path, SourceFile, bytes, ParsedLog]] = []
@@ -292,7 +295,7 @@ def _write_run(
     folder = f"{inputs.resolved.spec.id}/{run.folder}"
     staging.write(f"{folder}/log.txt", data)
     staging.json(f"{folder}/state.json", {"format_version": 1, "status": "done", "started_at": run.result.started_at})
-    staging.json(f"{folder}/result.json", run.result.model_dump(mode="json"))
+    staging.json(f"{folder}/result.json", run.result.model_dump(mode="json"), indent=None)
     if trace is not None:
         write_trace(staging, folder, trace)
     return run

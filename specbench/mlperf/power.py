@@ -290,4 +290,4 @@ def interconnect(log: PowerLog) -> Interconnect:
 def write_trace(staging: Staging, folder: str, trace: NodeTrace) -> None:
     """power.csv and power.json of one run into the staging folder."""
     staging.text(f"{folder}/{CSV_NAME}", trace.csv_text)
-    staging.json(f"{folder}/{JSON_NAME}", trace.metadata)
+    staging.json(f"{folder}/{JSON_NAME}", trace.metadata, indent=None)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from specbench.errors import InputError
 from specbench.spec.loader import validate_model
-from specbench.spec.yamlio import Document, parse_yaml
+from specbench.spec.yamlio import MAX_DEPTH, Document, parse_yaml
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
 
@@ -130,6 +130,35 @@ def load_json(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     return Loaded(data, rel, text, is_yaml=False)
 
 
+def _json_document(text: str) -> dict[str, Any] | None:
+    """A YAML file that is one strict JSON object (YAML 1.2 reads JSON as itself): its data, parsed fast.
+
+    specbench's MLPerf importer writes its YAML files so. Anything else, and any JSON problem, is
+    left to the YAML parser, whose positions a located finding still gets (Loaded.document).
+    """
+    if not text.startswith("{"):
+        return None
+    try:
+        data = parse_json_text(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and _depth(data) <= MAX_DEPTH else None
+
+
+def _depth(value: Any) -> int:
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
+    return depth
+
+
 def load_yaml(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     raw = tree.read(rel)
     if raw is None:
@@ -137,6 +166,9 @@ def load_yaml(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     text = decode(raw, rel, findings)
     if text is None:
         return None
+    fast = _json_document(text)
+    if fast is not None:
+        return Loaded(fast, rel, text, is_yaml=True)
     try:
         document = parse_yaml(text, rel)
     except InputError as err:
