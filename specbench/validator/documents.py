@@ -18,6 +18,8 @@ from specbench.validator.findings import Findings
 
 M = TypeVar("M", bound=BaseModel)
 _NON_FINITE = re.compile(r"-?Infinity|NaN")
+_NOT_PLAIN = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters the YAML reader refuses or reads as line breaks (NEL, LS, PS): such a file takes the YAML path."""
 
 
 class _JsonValueError(ValueError):
@@ -136,7 +138,7 @@ def _json_document(text: str) -> dict[str, Any] | None:
     specbench's MLPerf importer writes its YAML files so. Anything else, and any JSON problem, is
     left to the YAML parser, whose positions a located finding still gets (Loaded.document).
     """
-    if not text.startswith("{"):
+    if not text.startswith("{") or _NOT_PLAIN.search(text):
         return None
     try:
         data = parse_json_text(text)
