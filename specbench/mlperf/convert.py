@@ -142,8 +142,9 @@ def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Sy
     output = output_folder(system, out_root)
     result = SystemImport(system, output, [], _notes(system))
     output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{ctx.system_name}.import-", dir=output.parent) as tmp:
-        staging = Staging(Path(tmp) / ctx.system_name)
+    staging = Staging(Path(tempfile.mkdtemp(prefix=f".{ctx.system_name}.import-", dir=output.parent)))
+    staging.root.chmod(0o755)  # mkdtemp's 0700 would become ORG/SYSTEM's
+    try:
         for source in sources:
             result.benchmarks.append(_convert_benchmark(ctx, source, staging))
         first = [
@@ -154,6 +155,8 @@ def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Sy
         staging.json(IMPORT_FILE, _record(ctx, result).model_dump(mode="json"))
         staging.manifest()
         _replace(staging.root, output)
+    finally:
+        shutil.rmtree(staging.root, ignore_errors=True)
     return result
 
 
@@ -174,8 +177,8 @@ def _replace(staging: Path, output: Path) -> None:
     if output.exists() or output.is_symlink():
         if output.is_symlink() or not (output / IMPORT_FILE).is_file():
             raise ConvertError(f"{output} exists and is not an earlier import (no {IMPORT_FILE}): not replaced")
-        old = staging.parent / "previous"
-        os.replace(output, old)
+        old = Path(tempfile.mkdtemp(prefix=f".{output.name}.previous-", dir=output.parent))
+        os.replace(output, old)  # onto the empty folder
         os.replace(staging, output)
         shutil.rmtree(old)
     else:

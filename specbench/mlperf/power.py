@@ -28,7 +28,7 @@ from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSO
 from specbench.spec.models import PowerRequirement
 from specbench.validator.documents import parse_json_text
 from specbench.validator.findings import Findings
-from specbench.validator.mllog import TOKEN
+from specbench.validator.mllog import TOKEN, decode_together
 from specbench.validator.mlperf import Coverage, ImportFinding, Interconnect, SourceFile
 from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S, DeviceWindow
 from specbench.validator.tracefile import read_csv
@@ -89,12 +89,13 @@ def _number(value: Any) -> float | None:
 def parse_power_log(text: str, file: SourceFile) -> PowerLog:
     """Readings, markers and conversion efficiency of one power log; unreadable lines are problems."""
     log = PowerLog(file)
-    for number, line in enumerate(text.splitlines(), start=1):
-        at = line.rfind(TOKEN)
-        if at < 0:
-            continue
+    marked = [
+        (n, line[at + len(TOKEN) :]) for n, line in enumerate(text.splitlines(), 1) if (at := line.rfind(TOKEN)) >= 0
+    ]
+    together = decode_together([body for _, body in marked])
+    for index, (number, body) in enumerate(marked):
         try:
-            data = parse_json_text(line[at + len(TOKEN) :])
+            data = parse_json_text(body) if together is None else together[index]
         except (ValueError, RecursionError) as err:
             log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
             continue

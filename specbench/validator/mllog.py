@@ -92,7 +92,7 @@ def parse_log(text: str) -> ParsedLog:
         at = line.rfind(TOKEN)
         if at >= 0:
             marked.append((number, line, at + len(TOKEN)))
-    values = _decode_together([line[start:] for _, line, start in marked])
+    values = decode_together([line[start:] for _, line, start in marked])
     for index, (number, line, start) in enumerate(marked):
         outcome = parse_line(line, number) if values is None else _event(values[index], number, start)
         if isinstance(outcome, LogEvent):
@@ -102,7 +102,7 @@ def parse_log(text: str) -> ParsedLog:
     return log
 
 
-def _decode_together(bodies: list[str]) -> list[Any] | None:
+def decode_together(bodies: list[str]) -> list[Any] | None:
     """The JSON values of all bodies, decoded as one array; None when that fails or the count differs."""
     if not bodies:
         return []
