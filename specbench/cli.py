@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "score",
     "roofline",
     "import_",
+    "export",
     "data",
     "power",
 )

@@ -31,8 +31,17 @@ def command() -> None:
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--werror", is_flag=True, help="Treat warnings as errors in the exit code.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Systems converted and validated at once, in that many processes [default: the CPUs available, "
+    "or 1 on a machine of fewer than 4].",
+)
 @click.pass_context
-def mlperf(ctx: click.Context, root: Path, out: Path, spec: str | None, fmt: str, werror: bool) -> None:
+def mlperf(
+    ctx: click.Context, root: Path, out: Path, spec: str | None, fmt: str, werror: bool, jobs: int | None
+) -> None:
     """Convert an MLPerf Training results tree into validated, scored specbench submissions.
 
     RESULTS_ROOT holds <org>/systems/<system>.json and <org>/results/<system>/<benchmark>/
@@ -44,6 +53,6 @@ def mlperf(ctx: click.Context, root: Path, out: Path, spec: str | None, fmt: str
     from specbench.mlperf import import_results
     from specbench.mlperf.report import render_json, render_text
 
-    outcome = import_results(root, out, spec)
+    outcome = import_results(root, out, spec, jobs)
     sys.stdout.write(render_json(outcome, werror) if fmt == "json" else render_text(outcome, werror))
     ctx.exit(outcome.exit_code(werror))

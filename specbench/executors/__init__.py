@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 EXECUTOR_MODULES: Registry[str] = Registry("executor")
 EXECUTOR_MODULES.register("resnet50", "specbench.executors.resnet50")
+EXECUTOR_MODULES.register("mlperf-resnet50", "specbench.executors.mlperf_resnet")
 EXECUTOR_MODULES.register("llm-gpt", "specbench.executors.llm_gpt")
 EXECUTOR_MODULES.register("extreme-weather", "specbench.executors.extreme_weather")
 

@@ -122,6 +122,7 @@ def build_configs(
                 hyperparameters[key] = value
             else:
                 settings[key] = value
+        _drop_conditional(resolved, hyperparameters, point)
         config = RunConfig(
             hyperparameters=hyperparameters,
             settings=settings,
@@ -132,6 +133,16 @@ def build_configs(
         check_rules(resolved, config)
         configs.append(config)
     return configs
+
+
+def _drop_conditional(resolved: ResolvedSpec, hyperparameters: dict[str, Any], point: dict[str, Value]) -> None:
+    """Leave out hyperparameters whose rule's `when` does not hold (lars_* when opt_name is sgd); refuse them in --set."""
+    rules = resolved.rules.get("workload", {})
+    for key in [k for k in hyperparameters if k in rules and not applies(rules[k], hyperparameters)]:
+        if key in point:
+            when = ", ".join(f"{k}={v}" for k, v in rules[key].when.items())  # type: ignore[attr-defined]
+            raise UsageError(f"--set {key}: rules.workload.{key} applies only when {when}; it would not be used")
+        del hyperparameters[key]
 
 
 def check_rules(resolved: ResolvedSpec, config: RunConfig) -> None:

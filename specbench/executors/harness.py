@@ -34,7 +34,7 @@ from specbench.executors.distributed import from_env as dist_from_env
 from specbench.executors.distributed import init as dist_init
 from specbench.executors.distributed import shutdown as dist_shutdown
 from specbench.executors.files import atomic_write_json, atomic_write_yaml, write_manifest
-from specbench.executors.mlperf_log import NullLog, RunLog
+from specbench.executors.mlperf_log import NullLog, RunLog, write_header
 from specbench.executors.progress import Progress
 from specbench.spec.loader import load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
@@ -677,22 +677,7 @@ def _log_header(
     dataset_train: int,
     dataset_eval: int,
 ) -> None:
-    c = log.constants
-    log.event(c.SUBMISSION_ORG, org)
-    log.event(c.SUBMISSION_PLATFORM, system)
-    log.event(c.SUBMISSION_DIVISION, "open" if resolved.level == "free" else "closed")
-    log.event(c.SUBMISSION_STATUS, "onprem")
-    log.event(c.SUBMISSION_BENCHMARK, resolved.spec.id)
-    log.event(c.CACHE_CLEAR, True)
-    log.start(c.INIT_START)
-    log.event(c.SEED, seed)
-    log.event(c.TRAIN_SAMPLES, dataset_train)
-    log.event(c.EVAL_SAMPLES, dataset_eval)
-    log.event(c.GRADIENT_ACCUMULATION_STEPS, int(config.hyperparameters.get("gradient_accumulation_steps", 1)))
-    logged = {c.SEED, c.TRAIN_SAMPLES, c.EVAL_SAMPLES, c.GRADIENT_ACCUMULATION_STEPS}
-    for key, value in config.hyperparameters.items():
-        if key not in logged:
-            log.event(key, value)
+    write_header(log, resolved, config.hyperparameters, org, system, seed, (dataset_train, dataset_eval))
 
 
 def _result(

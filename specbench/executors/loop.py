@@ -37,17 +37,19 @@ def train_to_quality(
     unit: str,
     step: Callable[[Any, int], object],
     evaluate: Callable[[], float],
+    epochs: int | None = None,
 ) -> RunOutcome:
     """Train epoch by epoch within the spec's budget, evaluating at its cadence, until the target is reached.
 
     `batches(epoch)` yields the epoch's batches; `step(batch, global_step)` trains on one (and sets
     the learning rate for that step); `evaluate()` returns the quality over the whole evaluation
     split, already summed over ranks. Opens and closes the run's power window (run_start, run_stop).
+    `epochs` bounds the run where the spec has no epoch budget (MLPerf's problems have none).
     """
     spec = ctx.resolved.spec
-    assert spec.quality is not None and spec.budget.epochs is not None
+    assert spec.quality is not None and (spec.budget.epochs is not None or epochs is not None)
     c = ctx.log.constants
-    budget = math.ceil(spec.budget.epochs)
+    budget = epochs if epochs is not None else math.ceil(spec.budget.epochs or 0)
     total_steps = budget * steps_per_epoch
     every, offset = spec.quality.eval_every_epochs or 1.0, spec.quality.eval_offset_epochs
     done = samples = 0

@@ -84,6 +84,11 @@ class ResNet50Executor:
             raise UsageError(
                 f"the resnet50 executor trains with SGD; spec {spec.id!r} asks for optimizer {optimizer!r}"
             )
+        self.check_data(resolved, synthetic, data)
+
+    def check_data(self, resolved: ResolvedSpec, synthetic: bool, data: Path | None) -> None:
+        """Refuse data the spec's kind and profile cannot run on, naming the fix."""
+        spec = resolved.spec
         dataset = spec.workload.dataset
         if spec.kind == "time_to_quality" and synthetic:
             raise UsageError("--synthetic gives throughput only; a time_to_quality run needs real or generated data")
@@ -149,7 +154,7 @@ class ResNet50Executor:
         model = model.to(device, memory_format=memory_format)
         batch = int(ctx.hyperparameters["global_batch_size"])
         local_batch = batch // ctx.dist.world
-        optimizer = _optimizer(ctx, model)
+        optimizer = self.configure(ctx, model)
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
         autocast, scaler = mixed_precision(ctx.device, precision)
         model = wrap_model(ctx, model)
@@ -187,6 +192,10 @@ class ResNet50Executor:
                     power_w=ctx.power_now_w(),
                 )
         return state
+
+    def configure(self, ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
+        """The optimizer of the (unwrapped) model; a subclass may also adapt the model's layers here."""
+        return _optimizer(ctx, model)
 
     def train(self, ctx: RunContext, state: State) -> RunOutcome:
         if ctx.resolved.spec.kind == "throughput":

@@ -4,7 +4,8 @@ Per benchmark that a spec answers (resnet -> mlperf-resnet50): submission.yaml w
 hyperparameters the first run logged, and per result file one run folder with the log verbatim,
 state.json, result.json (what the validator's own log reading shows, so that validation agrees by
 construction) and, where node power logs exist, power.csv and power.json. import.json records every
-source file with its sha256; manifest.json signs the folder. The source tree is only read.
+source file with its sha256 and the benchmark's scaling.json; manifest.json signs the folder. The
+source tree is only read.
 """
 
 from __future__ import annotations
@@ -13,81 +14,46 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from specbench.executors.files import atomic_write_bytes, atomic_write_json, atomic_write_yaml, write_manifest
 from specbench.mlperf.check import declared_hyperparameters
-from specbench.mlperf.power import (
-    NodeTrace,
-    PowerLog,
-    build_trace,
-    check_markers,
-    coverage,
-    device_key,
-    interconnect,
-    parse_power_log,
-    window_energy,
-    write_trace,
-)
-from specbench.mlperf.source import (
-    NODE,
-    BenchmarkSource,
-    SourceError,
-    SystemSource,
-    natural_key,
-    read_bytes,
-    result_name,
-    source_file,
-)
-from specbench.mlperf.system import accelerator_count, node_count, safe_name, system_yaml
-from specbench.scoring.accounting import Evidence, Problem, account
+from specbench.mlperf.power import write_trace
+from specbench.mlperf.powerfiles import read_power_folders
+from specbench.mlperf.runresult import RunImport, RunInputs, convert_run, iso
+from specbench.mlperf.source import BenchmarkSource, SourceError, SystemSource, natural_key, read_bytes, result_name
+from specbench.mlperf.source import source_file as file_of
+from specbench.mlperf.staging import Staging
+from specbench.mlperf.system import framework_warning, node_count, safe_name, system_yaml
 from specbench.spec.loader import LoadedSpec, spec_digest
 from specbench.spec.resolve import ResolvedSpec, resolve
-from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
 from specbench.spec.rules import Level
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.documents import parse_json_text
-from specbench.validator.evidence import log_epochs
-from specbench.validator.findings import Findings
-from specbench.validator.logcheck import LogCheck
 from specbench.validator.mllog import ParsedLog, parse_log
 from specbench.validator.mlperf import (
     IMPORT_FILE,
     MLPERF_BENCHMARKS,
     ImportedBenchmark,
-    ImportedPower,
     ImportedRun,
     ImportFinding,
     ImportRecord,
     ImportSource,
     MlperfDialect,
+    Scaling,
     SourceFile,
     SystemJson,
 )
-from specbench.validator.model import RunData
-from specbench.validator.values import is_int
+from specbench.validator.values import is_int, is_number, show
 
 DEFAULT_RULESET = "4.0.0"
 LEVELS: dict[str, Level] = {"closed": "system", "open": "free"}
 
+__all__ = ["BenchmarkImport", "ConvertError", "RunImport", "SystemImport", "convert_system"]
+
 
 class ConvertError(Exception):
     """A system that cannot be imported at all (its description is unreadable)."""
-
-
-@dataclass
-class RunImport:
-    """One run: its source log, what the log shows, and how power.csv rows map back to node log lines."""
-
-    folder: str
-    source: SourceFile
-    data: RunData
-    result: RunResult
-    power: ImportedPower | None = None
-    csv_rows: list[tuple[str, int]] = field(default_factory=list)
-    epochs: float | None = None
 
 
 @dataclass
@@ -113,9 +79,12 @@ class SystemImport:
         org = self.source.org
         return f"{org.rel}/{self.source.name}" if org.rel != "." else f"{org.name}/{self.source.name}"
 
-
-def _iso(time_ms: float) -> str:
-    return datetime.fromtimestamp(time_ms / 1000.0, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    def slim(self) -> SystemImport:
+        """This import without the parsed logs (what a report needs, cheap to send between processes)."""
+        for bench in self.benchmarks:
+            for run in bench.runs:
+                run.data.log = None
+        return self
 
 
 def _text(data: bytes) -> str:
@@ -129,66 +98,78 @@ class Context:
     spec: LoadedSpec
     system: SystemSource
     description: dict[str, Any]
+    description_file: SourceFile
     org_name: str
     system_name: str
     ruleset: str
 
 
-def convert_system(
-    system: SystemSource, spec: LoadedSpec, out_root: Path, taken: dict[Path, str] | None = None
-) -> SystemImport | None:
-    """Write one system's submission under out_root; None when no benchmark of it has a spec.
-
-    `taken` maps output folders already written in this import to their source, so that two
-    systems whose names clean up alike never overwrite each other.
-    """
+def output_folder(system: SystemSource, out_root: Path) -> Path:
+    """Where a system's submission goes: out_root / the organisation's path below the root / ORG / SYSTEM."""
     org = system.org
+    parent = out_root / Path(org.rel).parent if org.rel != "." else out_root
+    return parent / safe_name(org.name) / safe_name(system.name)
+
+
+def _context(system: SystemSource, spec: LoadedSpec) -> Context:
+    org = system.org
+    where = f"{org.rel}/systems/{system.json_path.name}"
     try:
-        description = parse_json_text(_text(read_bytes(system.json_path)))
+        raw = read_bytes(system.json_path)
+        description = parse_json_text(_text(raw))
     except (SourceError, ValueError, RecursionError) as err:
-        raise ConvertError(
-            f"{org.rel}/systems/{system.json_path.name}: not a readable system description: {err}"
-        ) from err
+        raise ConvertError(f"{where}: not a readable system description: {err}") from err
     if not isinstance(description, dict):
-        raise ConvertError(f"{org.rel}/systems/{system.json_path.name}: expected a JSON object")
-    ctx = Context(
-        spec, system, description, safe_name(org.name), safe_name(system.name), org.ruleset or DEFAULT_RULESET
+        raise ConvertError(f"{where}: expected a JSON object")
+    return Context(
+        spec,
+        system,
+        description,
+        file_of(org, system.json_path, raw),
+        safe_name(org.name),
+        safe_name(system.name),
+        org.ruleset or DEFAULT_RULESET,
     )
+
+
+def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> SystemImport | None:
+    """Write one system's submission under out_root (output_folder); None when no benchmark of it has a spec."""
     wanted = MLPERF_BENCHMARKS.get(spec.spec.id)
     sources = [b for b in system.benchmarks if b.name == wanted]
     if not sources:
         return None
-    parent = out_root / Path(org.rel).parent if org.rel != "." else out_root
-    output = parent / ctx.org_name / ctx.system_name
-    if taken is not None and output.resolve() in taken:
-        raise ConvertError(f"its folder {output} is already taken by {taken[output.resolve()]}")
-    result = SystemImport(system, output, [])
-    if org.ruleset is None:
-        result.notes.append(f"round unknown (no vN.M folder above {org.rel}): MLPerf ruleset {DEFAULT_RULESET} assumed")
-    for name, wanted_name in (("organisation", org.name), ("system", system.name)):
-        if safe_name(wanted_name) != wanted_name:
-            result.notes.append(f"{name} {wanted_name!r} is named {safe_name(wanted_name)!r} in specbench")
-    with tempfile.TemporaryDirectory(prefix=f".{ctx.system_name}.import-", dir=_mkdir(output.parent)) as tmp:
-        staging = Path(tmp) / ctx.system_name
+    ctx = _context(system, spec)
+    output = output_folder(system, out_root)
+    result = SystemImport(system, output, [], _notes(system))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Staging(Path(tempfile.mkdtemp(prefix=f".{ctx.system_name}.import-", dir=output.parent)))
+    staging.root.chmod(0o755)  # mkdtemp's 0700 would become ORG/SYSTEM's
+    try:
         for source in sources:
             result.benchmarks.append(_convert_benchmark(ctx, source, staging))
         first = [
             r.data.log.events[0].time_ms for b in result.benchmarks for r in b.runs if r.data.log and r.data.log.events
         ]
-        captured = _iso(min(first)) if first else _iso(0)
-        atomic_write_yaml(staging / "system.yaml", system_yaml(description, ctx.org_name, ctx.system_name, captured))
-        atomic_write_json(staging / IMPORT_FILE, _record(ctx, result).model_dump(mode="json"))
-        for path in staging.rglob("*"):
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        write_manifest(staging)
-        (staging / "manifest.json").chmod(0o644)
-        _replace(staging, output)
+        captured = iso(min(first)) if first else iso(0)
+        staging.yaml("system.yaml", system_yaml(ctx.description, ctx.org_name, ctx.system_name, captured))
+        staging.json(IMPORT_FILE, _record(ctx, result).model_dump(mode="json"))
+        staging.manifest()
+        _replace(staging.root, output)
+    finally:
+        shutil.rmtree(staging.root, ignore_errors=True)
     return result
 
 
-def _mkdir(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def _notes(system: SystemSource) -> list[str]:
+    org, notes = system.org, []
+    if org.ruleset is None:
+        notes.append(
+            f"round unknown (no vN.M in the folder names above {org.rel}): MLPerf ruleset {DEFAULT_RULESET} assumed"
+        )
+    for name, wanted_name in (("organisation", org.name), ("system", system.name)):
+        if safe_name(wanted_name) != wanted_name:
+            notes.append(f"{name} {wanted_name!r} is named {safe_name(wanted_name)!r} in specbench")
+    return notes
 
 
 def _replace(staging: Path, output: Path) -> None:
@@ -196,8 +177,8 @@ def _replace(staging: Path, output: Path) -> None:
     if output.exists() or output.is_symlink():
         if output.is_symlink() or not (output / IMPORT_FILE).is_file():
             raise ConvertError(f"{output} exists and is not an earlier import (no {IMPORT_FILE}): not replaced")
-        old = staging.parent / "previous"
-        os.replace(output, old)
+        old = Path(tempfile.mkdtemp(prefix=f".{output.name}.previous-", dir=output.parent))
+        os.replace(output, old)  # onto the empty folder
         os.replace(staging, output)
         shutil.rmtree(old)
     else:
@@ -205,7 +186,6 @@ def _replace(staging: Path, output: Path) -> None:
 
 
 def _record(ctx: Context, result: SystemImport) -> ImportRecord:
-    data = read_bytes(ctx.system.json_path)
     org = ctx.system.org
     return ImportRecord(
         format="specbench.mlperf-import",
@@ -218,25 +198,25 @@ def _record(ctx: Context, result: SystemImport) -> ImportRecord:
             system=ctx.system.name,
             path=org.rel,
         ),
-        system_json=SystemJson(**source_file(org, ctx.system.json_path, data).model_dump(), content=ctx.description),
+        system_json=SystemJson(**ctx.description_file.model_dump(), content=ctx.description),
         benchmarks={bench.name: bench.record for bench in result.benchmarks},
     )
 
 
-def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Path) -> BenchmarkImport:
+_RESOLVED: dict[tuple[int, Level], tuple[LoadedSpec, ResolvedSpec]] = {}
+
+
+def _resolve(spec: LoadedSpec, level: Level) -> ResolvedSpec:
+    """The spec at the official profile and this level, resolved once per spec object and level."""
+    key = (id(spec), level)
+    if key not in _RESOLVED or _RESOLVED[key][0] is not spec:
+        _RESOLVED[key] = (spec, resolve(spec, "official", level))
+    return _RESOLVED[key][1]
+
+
+def _meta(ctx: Context, level: Level, first: ParsedLog, declared: dict[str, Any]) -> SubmissionMeta:
     spec = ctx.spec.spec
-    division = str(ctx.description.get("division", "closed")).strip().lower()
-    level: Level = LEVELS.get(division, "system")
-    resolved = resolve(ctx.spec, "official", level)
-    org = ctx.system.org
-    findings: list[ImportFinding] = []
-    logs: list[tuple[Path, SourceFile, bytes, ParsedLog]] = []
-    for path in sorted(source.results, key=lambda p: natural_key(p.name)):
-        data = read_bytes(path)
-        logs.append((path, source_file(org, path, data), data, parse_log(_text(data))))
-    first = logs[0][3] if logs else ParsedLog()
-    declared = declared_hyperparameters(resolved, first)
-    meta = SubmissionMeta(
+    return SubmissionMeta(
         format_version=1,
         spec_id=spec.id,
         spec_version=spec.version,
@@ -249,32 +229,31 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Path) -> 
         hyperparameters=declared,
         dataset=_dataset(first),
     )
-    bench_dir = staging / spec.id
-    atomic_write_yaml(bench_dir / "submission.yaml", meta.model_dump(mode="json"))
-    power = _power_folders(ctx, source, findings)
-    dialect = MlperfDialect(ctx.ruleset, source.name, "open" if level == "free" else "closed")
-    runs = []
-    for number, (path, file, data, log) in enumerate(logs, start=1):
-        name = result_name(path)
-        if power and name not in power:
-            findings.append(
-                ImportFinding(
-                    code="SB-MLP-005",
-                    file=file.path,
-                    message=f"expected power/{name}/ (other results of {source.name} have power logs), found none",
-                )
-            )
-        run, trace = _convert_run(ctx, resolved, meta, dialect, number, file, log, power.get(name), findings)
-        run_dir = bench_dir / run.folder
-        atomic_write_bytes(run_dir / "log.txt", data)
-        atomic_write_json(
-            run_dir / "state.json", {"format_version": 1, "status": "done", "started_at": run.result.started_at}
-        )
-        atomic_write_json(run_dir / "result.json", run.result.model_dump(mode="json"))
-        if trace is not None:
-            write_trace(run_dir, trace)
-        runs.append(run)
+
+
+def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Staging) -> BenchmarkImport:
+    spec = ctx.spec.spec
+    division = str(ctx.description.get("division", "closed")).strip().lower()
+    level: Level = LEVELS.get(division, "system")
+    resolved = _resolve(ctx.spec, level)
+    org = ctx.system.org
+    findings: list[ImportFinding] = []
+    logs: list[tuple[Path, SourceFile, bytes, ParsedLog]] = []
+    for path in sorted(source.results, key=lambda p: natural_key(p.name)):
+        data = read_bytes(path)
+        logs.append((path, file_of(org, path, data), data, parse_log(_text(data))))
+    first = logs[0][3] if logs else ParsedLog()
+    meta = _meta(ctx, level, first, declared_hyperparameters(resolved, first))
+    staging.yaml(f"{spec.id}/submission.yaml", meta.model_dump(mode="json"))
+    power = read_power_folders(org, source.power, node_count(ctx.description), findings)
+    inputs = RunInputs(
+        resolved, meta, MlperfDialect(ctx.ruleset, source.name, LEVEL_DIVISION[level]), ctx.description, ctx.system_name
+    )
     folder = source.path.relative_to(org.path).as_posix()
+    warning = framework_warning(ctx.description)
+    if warning is not None:
+        findings.append(ImportFinding(code="SB-MLP-012", file=f"systems/{ctx.system.json_path.name}", message=warning))
+    runs = [_write_run(inputs, staging, number, log, power, findings) for number, log in enumerate(logs, start=1)]
     for name in sorted(set(power) - {result_name(p) for p, *_ in logs}, key=natural_key):
         findings.append(
             ImportFinding(
@@ -287,10 +266,68 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Path) -> 
         mlperf_benchmark=source.name,
         folder=folder,
         runs={run.folder: ImportedRun(result_file=run.source, power=run.power) for run in runs},
+        scaling=_scaling(ctx, source, findings),
         ignored=source.ignored + sorted({note for p in power.values() for note in p.ignored}),
         findings=findings,
     )
     return BenchmarkImport(spec.id, source.name, level, runs, record)
+
+
+LEVEL_DIVISION: dict[Level, str] = {"system": "closed", "hardware": "closed", "free": "open"}
+
+
+def _write_run(
+    inputs: RunInputs,
+    staging: Staging,
+    number: int,
+    log: tuple[Path, SourceFile, bytes, ParsedLog],
+    power: dict[str, Any],
+    findings: list[ImportFinding],
+) -> RunImport:
+    path, file, data, parsed = log
+    name = result_name(path)
+    if power and name not in power:
+        findings.append(
+            ImportFinding(
+                code="SB-MLP-005",
+                file=file.path,
+                message=f"expected power/{name}/ (other results of this benchmark have power logs), found none",
+            )
+        )
+    run, trace = convert_run(inputs, number, file, parsed, power.get(name), findings)
+    folder = f"{inputs.resolved.spec.id}/{run.folder}"
+    staging.write(f"{folder}/log.txt", data)
+    staging.json(f"{folder}/state.json", {"format_version": 1, "status": "done", "started_at": run.result.started_at})
+    staging.json(f"{folder}/result.json", run.result.model_dump(mode="json"), indent=None)
+    if trace is not None:
+        write_trace(staging, folder, trace)
+    return run
+
+
+def _scaling(ctx: Context, source: BenchmarkSource, findings: list[ImportFinding]) -> Scaling | None:
+    """scaling.json's factor (MLPerf's published time to train = olympic mean x it), when usable."""
+    if source.scaling is None:
+        return None
+    org = ctx.system.org
+    try:
+        raw = read_bytes(source.scaling)
+        content = parse_json_text(_text(raw))
+    except (SourceError, ValueError, RecursionError) as err:
+        found = f"a file that is not JSON ({err})"
+    else:
+        factor = content.get("scaling_factor") if isinstance(content, dict) else None
+        if is_number(factor) and 1.0 <= float(factor) <= 10.0:
+            return Scaling(file=file_of(org, source.scaling, raw), scaling_factor=float(factor))
+        found = f"scaling_factor {show(factor)}" if isinstance(content, dict) else f"a JSON {type(content).__name__}"
+    findings.append(
+        ImportFinding(
+            code="SB-MLP-014",
+            file=source.scaling.relative_to(org.path).as_posix(),
+            message=f'expected {{"scaling_factor": a number from 1 to 10}} (MLPerf\'s RCP checker never writes '
+            f"less than 1), found {found}; the time to train is the unscaled olympic mean",
+        )
+    )
+    return None
 
 
 def _dataset(log: ParsedLog) -> dict[str, Any]:
@@ -300,211 +337,3 @@ def _dataset(log: ParsedLog) -> dict[str, Any]:
         if event is not None and is_int(event.value):
             used[key] = event.value
     return used
-
-
-@dataclass
-class RunPower:
-    """The power folder of one result: node logs by device key, interconnect estimates, other files."""
-
-    folder: str
-    nodes: dict[str, PowerLog]
-    switches: list[PowerLog]
-    ignored: list[str]
-
-
-def _power_folders(ctx: Context, source: BenchmarkSource, findings: list[ImportFinding]) -> dict[str, RunPower]:
-    """Every power/result_* folder, with MLPerf's naming and completeness rules checked."""
-    if source.power is None:
-        return {}
-    org = ctx.system.org
-    nodes_wanted = node_count(ctx.description)
-    out: dict[str, RunPower] = {}
-    for folder in sorted(
-        (p for p in source.power.iterdir() if p.is_dir() and not p.is_symlink()), key=lambda p: natural_key(p.name)
-    ):
-        rel = folder.relative_to(org.path).as_posix()
-        found: dict[str, list[tuple[int, Path]]] = {"node": [], "sw": []}
-        ignored = []
-        for path in sorted(folder.iterdir(), key=lambda p: natural_key(p.name)):
-            match = NODE.match(path.name)
-            if match and path.is_file() and not path.is_symlink():
-                found[match.group(1)].append((int(match.group(2)), path))
-            else:
-                ignored.append(f"power/{folder.name}/{path.name}: not a node_N.txt or sw_N.txt power log")
-        for kind, files in found.items():
-            indices = sorted(index for index, _ in files)
-            if indices != list(range(len(files))):
-                names = ", ".join(p.name for _, p in files)
-                wanted = f"{kind}_0.txt" + (f" to {kind}_{len(files) - 1}.txt" if len(files) > 1 else "")
-                findings.append(
-                    ImportFinding(
-                        code="SB-MLP-005",
-                        file=rel,
-                        message=f"expected {wanted} (MLPerf's power checker numbers them from 0), found {names}",
-                    )
-                )
-        if len(found["node"]) != nodes_wanted:
-            findings.append(
-                ImportFinding(
-                    code="SB-MLP-005",
-                    file=rel,
-                    message=f"expected one node log per node ({nodes_wanted}, number_of_nodes of the system), "
-                    f"found {len(found['node'])}",
-                )
-            )
-        nodes = {}
-        for _, path in sorted(found["node"]):
-            log = _read_power(org, path, findings)
-            if log is not None:
-                check_markers(log)
-                if not log.readings:
-                    log.problem("SB-MLP-005", "expected power_reading events, found none")
-                findings.extend(log.problems)
-                nodes[device_key(path.name)] = log
-        switches = [log for _, path in sorted(found["sw"]) if (log := _read_power(org, path, findings)) is not None]
-        for switch in switches:
-            findings.extend(switch.problems)
-        out[folder.name] = RunPower(rel, nodes, switches, ignored)
-    return out
-
-
-def _read_power(org: Any, path: Path, findings: list[ImportFinding]) -> PowerLog | None:
-    try:
-        data = read_bytes(path)
-    except SourceError as err:
-        rel = path.relative_to(org.path).as_posix()
-        findings.append(
-            ImportFinding(code="SB-MLP-005", file=rel, message=f"expected a readable power log, found: {err}")
-        )
-        return None
-    return parse_power_log(_text(data), source_file(org, path, data))
-
-
-def _convert_run(
-    ctx: Context,
-    resolved: ResolvedSpec,
-    meta: SubmissionMeta,
-    dialect: MlperfDialect,
-    number: int,
-    file: SourceFile,
-    log: ParsedLog,
-    power: RunPower | None,
-    findings: list[ImportFinding],
-) -> tuple[RunImport, NodeTrace | None]:
-    """What one log shows, read by the validator's own log checks in MLPerf's dialect, as result.json."""
-    folder = f"run_{number}"
-    data = RunData(folder, number, f"{resolved.spec.id}/{folder}")
-    LogCheck(log, f"{data.folder}/log.txt", data, Findings(), resolved, meta, False, dialect).run_all()
-    run = RunImport(folder, file, data, _result(ctx, resolved, meta, data, log), epochs=log_epochs(log))
-    trace = None
-    if power is not None and power.nodes:
-        trace = build_trace(power.nodes, ctx.system_name)
-        run.csv_rows = trace.rows
-        run.power = ImportedPower(
-            folder=power.folder,
-            nodes={key: node.file for key, node in power.nodes.items()},
-            interconnect=[interconnect(sw) for sw in power.switches],
-            conversion_eff={k: n.conversion_eff for k, n in power.nodes.items() if n.conversion_eff is not None},
-        )
-        run.result.power = _power_result(resolved, data, trace, run.power, findings)
-    elif power is not None:
-        run.result.power = PowerResult(measured=False, reason=f"{power.folder} holds no node power log")
-    return run, trace
-
-
-def _power_result(
-    resolved: ResolvedSpec, data: RunData, trace: NodeTrace, record: ImportedPower, findings: list[ImportFinding]
-) -> PowerResult:
-    start, stop = data.run_start_ms, data.run_stop_ms
-    if start is None or stop is None:
-        return PowerResult(measured=False, reason="the log has no run_start..run_stop window to take energy over")
-    record.coverage = [coverage(key, node, start, stop) for key, node in trace.logs.items()]
-    energy = window_energy(trace, resolved.spec.measurement.power, start, stop)
-    duration = (stop - start) / 1000.0
-    if energy.energy_j is None:
-        findings.append(
-            ImportFinding(
-                code="SB-MLP-005",
-                file=record.folder,
-                message=f"expected node readings between run_start and run_stop of {data.folder}, found: {energy.reason}",
-            )
-        )
-        return PowerResult(measured=False, reason=f"no energy over run_start..run_stop: {energy.reason}")
-    return PowerResult(
-        measured=True,
-        scope="node",
-        meters=["mlperf"],
-        devices=energy.devices,
-        energy_j=energy.energy_j,
-        mean_power_w=energy.energy_j / duration if duration > 0 else None,
-        method="integrated",
-        trace_files=["power.csv", "power.json"],
-    )
-
-
-def _log_int(log: ParsedLog, key: str) -> int | None:
-    event = log.first(key)
-    return event.value if event is not None and is_int(event.value) else None
-
-
-def _result(ctx: Context, resolved: ResolvedSpec, meta: SubmissionMeta, data: RunData, log: ParsedLog) -> RunResult:
-    spec = resolved.spec
-    quality = spec.quality
-    assert quality is not None
-    train = _log_int(log, "train_samples") or spec.workload.dataset.train_samples
-    batch = _log_int(log, "global_batch_size")
-    epochs = log_epochs(log)
-    samples = round(epochs * train) if epochs is not None else None
-    problem = Problem.of(resolved, meta.hyperparameters)
-    per_sample = problem.flops_per_sample or 0.0
-    duration = data.duration_s
-    accounts = account(problem, Evidence(duration, samples, data.best, None, accelerator_count(ctx.description) or 1))
-    start_ms = data.run_start_ms if data.run_start_ms is not None else (log.events[0].time_ms if log.events else 0.0)
-    curve = [
-        QualityPoint(
-            epoch=e.epoch,
-            step=round(e.epoch * train / batch) if batch else 0,
-            samples=round(e.epoch * train),
-            value=e.value,
-            t_s=(e.time_ms - start_ms) / 1000.0,
-        )
-        for e in data.evaluations
-    ]
-    description = ctx.description
-    return RunResult(
-        format_version=1,
-        spec_id=spec.id,
-        spec_version=spec.version,
-        spec_sha256=meta.spec_sha256,
-        kind=spec.kind,
-        profile=resolved.profile,
-        level=resolved.level,
-        run=data.number,
-        status=data.status,
-        reason=data.reason,
-        seed=data.seed if data.seed is not None else 0,
-        started_at=_iso(start_ms),
-        duration_s=duration,
-        epochs=epochs,
-        steps=round(samples / batch) if samples is not None and batch else None,
-        samples_processed=samples,
-        sample_unit=spec.workload.sample_unit,
-        devices=accelerator_count(description) or 1,
-        device_kind=str(description.get("accelerator_model_name") or "unknown"),
-        synthetic_data=False,
-        flops_per_sample=per_sample,
-        flop_accounting=spec.workload.flop_accounting,
-        model_flops=accounts.model_flops,
-        flops_per_s=accounts.flops_per_s,
-        quality=QualityResult(
-            metric=quality.metric,
-            target=quality.target,
-            direction=quality.direction,
-            achieved=data.evaluations[-1].value if data.evaluations else None,
-            best=data.best,
-            reached=bool(data.reached),
-            curve=curve,
-        ),
-        power=PowerResult(measured=False, reason="the MLPerf submission has no power logs for this result"),
-        hyperparameters=dict(meta.hyperparameters),
-    )

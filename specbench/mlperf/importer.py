@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
-from specbench.mlperf.convert import ConvertError, SystemImport, convert_system
-from specbench.mlperf.source import SourceError, scan
-from specbench.spec.loader import load_spec
+from specbench.mlperf.convert import ConvertError, SystemImport, convert_system, output_folder
+from specbench.mlperf.source import SourceError, SystemSource, scan
+from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
 from specbench.validator import validate_submission
+from specbench.validator.context import SpecIndex
 from specbench.validator.mlperf import MLPERF_BENCHMARKS
 from specbench.validator.model import Report
+from specbench.validator.validate import available_cpus
 
 if TYPE_CHECKING:
     from specbench.scoring.leaderboard import Entry
@@ -47,11 +54,14 @@ def _overlap(a: Path, b: Path) -> bool:
     return a == b or a in b.parents or b in a.parents
 
 
-def import_results(root: str | Path, out: str | Path, spec: str | Path | None = None) -> ImportOutcome:
+def import_results(
+    root: str | Path, out: str | Path, spec: str | Path | None = None, jobs: int | None = None
+) -> ImportOutcome:
     """Convert every system of an MLPerf Training results tree under `root` into `out`, then validate and score.
 
     `out` must lie outside `root` (the results tree is never written). `spec` is the spec file or id
-    the results answer (default: the built-in mlperf-resnet50). Raises UsageError when nothing under
+    the results answer (default: the built-in mlperf-resnet50). Systems are converted and validated
+    in up to `jobs` processes (default: `default_jobs()`). Raises UsageError when nothing under
     `root` can be imported.
     """
     root, out = Path(root), Path(out)
@@ -61,7 +71,7 @@ def import_results(root: str | Path, out: str | Path, spec: str | Path | None = 
         raise UsageError(
             f"--out {out} overlaps RESULTS_ROOT {root}: the results tree is never written into; choose a folder outside it"
         )
-    loaded = load_spec(spec if spec is not None else DEFAULT_SPEC)
+    loaded = _spec(spec)
     if loaded.spec.id not in MLPERF_BENCHMARKS:
         known = ", ".join(MLPERF_BENCHMARKS)
         raise UsageError(f"spec {loaded.spec.id!r} answers no MLPerf benchmark; specs that do: {known}")
@@ -72,28 +82,100 @@ def import_results(root: str | Path, out: str | Path, spec: str | Path | None = 
             "<org>/results/<system>/<benchmark>/result_*.txt (at most three folders down)"
         )
     outcome = ImportOutcome(root, out, loaded.spec.id, skipped=list(tree.skipped))
-    written: dict[Path, str] = {}
-    for system in tree.systems:
-        label = f"{system.org.rel}/results/{system.name}"
-        try:
-            imported = convert_system(system, loaded, out, taken=written)
-        except (ConvertError, SourceError) as err:
-            outcome.skipped.append(f"{label}: not imported: {err}")
-            continue
-        if imported is None:
-            found = ", ".join(b.name for b in system.benchmarks) or "none"
-            outcome.skipped.append(
-                f"{label}: no benchmark {loaded.spec.id} answers (it answers MLPerf's "
-                f"{MLPERF_BENCHMARKS[loaded.spec.id]!r}; found: {found})"
-            )
-            continue
-        written[imported.output.resolve()] = imported.label
-        report = validate_submission(imported.output, None if spec is None else spec)
-        outcome.systems.append(SystemOutcome(imported, report))
+    tasks = _tasks(tree.systems, out, spec, outcome.skipped)
+    workers = min(jobs or default_jobs(), len(tasks))
+    if workers > 1:
+        SpecIndex().find(loaded.spec.id, spec_digest(loaded.spec))  # the workers inherit the validator's spec cache
+    with _no_cyclic_gc():
+        if workers > 1:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                done = list(pool.map(_import_one, tasks))
+        else:
+            done = [_import_one(task) for task in tasks]
+    for imported, report, problem in done:
+        if problem is not None:
+            outcome.skipped.append(problem)
+        elif imported is not None and report is not None:
+            outcome.systems.append(SystemOutcome(imported, report))
     if not outcome.systems:
         raise UsageError(f"nothing under {root} could be imported: " + "; ".join(outcome.skipped))
     _score(outcome)
     return outcome
+
+
+def default_jobs() -> int:
+    """The CPUs available, where there are at least 4; else 1 (a process costs its start and its own caches)."""
+    cpus = available_cpus()
+    return cpus if cpus >= 4 else 1
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while logs are parsed into many small objects (no cycles among them).
+
+    Reference counting still frees everything; the collector's passes over the growing heap cost
+    about a fifth of an import of a whole round.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+Task = tuple[SystemSource, Path, "str | Path | None"]
+
+
+def _tasks(systems: list[SystemSource], out: Path, spec: str | Path | None, skipped: list[str]) -> list[Task]:
+    """One task per system; a system whose folder name another one already takes is skipped."""
+    taken: dict[Path, str] = {}
+    tasks: list[Task] = []
+    for system in systems:
+        folder = output_folder(system, out).resolve()
+        label = f"{system.org.rel}/results/{system.name}"
+        if folder in taken:
+            skipped.append(
+                f"{label}: not imported: its folder {output_folder(system, out)} is already taken by {taken[folder]}"
+            )
+            continue
+        taken[folder] = (
+            f"{system.org.rel}/{system.name}" if system.org.rel != "." else f"{system.org.name}/{system.name}"
+        )
+        tasks.append((system, out, spec))
+    return tasks
+
+
+def _import_one(task: Task) -> tuple[SystemImport | None, Report | None, str | None]:
+    """Convert and validate one system (in a worker process or here): (import, report) or why it was skipped."""
+    system, out, spec = task
+    loaded = _spec(spec)
+    label = f"{system.org.rel}/results/{system.name}"
+    try:
+        imported = convert_system(system, loaded, out)
+    except (ConvertError, SourceError) as err:
+        return None, None, f"{label}: not imported: {err}"
+    if imported is None:
+        found = ", ".join(b.name for b in system.benchmarks) or "none"
+        return (
+            None,
+            None,
+            (
+                f"{label}: no benchmark {loaded.spec.id} answers (it answers MLPerf's "
+                f"{MLPERF_BENCHMARKS[loaded.spec.id]!r}; found: {found})"
+            ),
+        )
+    report = validate_submission(imported.output, None if spec is None else spec)
+    for bench in report.benchmarks:
+        for run in bench.runs:
+            run.log = None
+    return imported.slim(), report, None
+
+
+@cache
+def _spec(spec: str | Path | None) -> LoadedSpec:
+    return load_spec(spec if spec is not None else DEFAULT_SPEC)
 
 
 def _score(outcome: ImportOutcome) -> None:

@@ -7,6 +7,10 @@ is chosen from them as for any trace (the readings between run_start and run_sto
 before or after the timed run (some logs run a minute past each edge) are kept but never counted.
 Nothing is interpolated or extrapolated; docs/mlperf-import.md says how partial coverage is handled.
 
+Readings are taken in time order: a reading whose timestamp steps back (some SMC logs write one
+2 to 103 ms early) is moved to its place and reported (SB-MLP-009) with its line, so it can never
+invalidate the timed window, wherever it lies.
+
 `sw_N.txt` files hold `interconnect_power_est`: an estimate, not a measurement. They are recorded
 in import.json and kept apart from the node energy.
 """
@@ -14,22 +18,23 @@ in import.json and kept apart from the node energy.
 from __future__ import annotations
 
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specbench.power.base import Device
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME
 from specbench.spec.models import PowerRequirement
 from specbench.validator.documents import parse_json_text
 from specbench.validator.findings import Findings
-from specbench.validator.mllog import TOKEN
+from specbench.validator.mllog import TOKEN, decode_together
 from specbench.validator.mlperf import Coverage, ImportFinding, Interconnect, SourceFile
 from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S, DeviceWindow
 from specbench.validator.tracefile import read_csv
+
+if TYPE_CHECKING:
+    from specbench.mlperf.staging import Staging
 
 METER = "mlperf"
 POWER_SOURCE = "MLPerf power_reading: watts of the whole node, from the submitter's meter"
@@ -42,12 +47,27 @@ class Reading:
     power_w: float
 
 
+@dataclass(frozen=True)
+class StepBack:
+    """A reading logged after a later one: its line and time, and the latest reading before it."""
+
+    line: int
+    time_ms: float
+    after_line: int
+    after_ms: float
+
+
 @dataclass
 class PowerLog:
-    """One node_N.txt or sw_N.txt, read leniently (MLPerf writes metadata as '' in these files)."""
+    """One node_N.txt or sw_N.txt, read leniently (MLPerf writes metadata as '' in these files).
+
+    `readings` are in time order (stable: equal times keep the file's order); `step_backs` lists
+    the readings that the file has out of that order.
+    """
 
     file: SourceFile
     readings: list[Reading] = field(default_factory=list)
+    step_backs: list[StepBack] = field(default_factory=list)
     starts: list[tuple[int, float]] = field(default_factory=list)
     stops: list[tuple[int, float]] = field(default_factory=list)
     conversion_eff: float | None = None
@@ -69,12 +89,13 @@ def _number(value: Any) -> float | None:
 def parse_power_log(text: str, file: SourceFile) -> PowerLog:
     """Readings, markers and conversion efficiency of one power log; unreadable lines are problems."""
     log = PowerLog(file)
-    for number, line in enumerate(text.splitlines(), start=1):
-        at = line.rfind(TOKEN)
-        if at < 0:
-            continue
+    marked = [
+        (n, line[at + len(TOKEN) :]) for n, line in enumerate(text.splitlines(), 1) if (at := line.rfind(TOKEN)) >= 0
+    ]
+    together = decode_together([body for _, body in marked])
+    for index, (number, body) in enumerate(marked):
         try:
-            data = parse_json_text(line[at + len(TOKEN) :])
+            data = parse_json_text(body) if together is None else together[index]
         except (ValueError, RecursionError) as err:
             log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
             continue
@@ -98,7 +119,20 @@ def parse_power_log(text: str, file: SourceFile) -> PowerLog:
             log.conversion_eff = value
         elif key == "interconnect_power_est":
             log.interconnect_w = value
+    _time_order(log)
     return log
+
+
+def _time_order(log: PowerLog) -> None:
+    """Sort the readings by time (stably) and record each one that stepped back."""
+    latest: Reading | None = None
+    for reading in log.readings:
+        if latest is not None and reading.time_ms < latest.time_ms:
+            log.step_backs.append(StepBack(reading.line, reading.time_ms, latest.line, latest.time_ms))
+        else:
+            latest = reading
+    if log.step_backs:
+        log.readings.sort(key=lambda r: r.time_ms)
 
 
 def check_markers(log: PowerLog) -> None:
@@ -180,14 +214,19 @@ def build_trace(nodes: dict[str, PowerLog], system_name: str) -> NodeTrace:
             "kind": "mlperf-training",
             "clock": "wall clock of the MLPerf log (time_ms); t_mono_s repeats t_wall_s",
             "sweep": "row number; `lines` gives each device's rows' lines in its source file",
-            "files": {
-                key: {"path": log.file.path, "sha256": log.file.sha256, "lines": [r.line for r in log.readings]}
-                for key, log in nodes.items()
-            },
+            "files": {key: _file_entry(log) for key, log in nodes.items()},
             "conversion_eff": {key: log.conversion_eff for key, log in nodes.items() if log.conversion_eff is not None},
         },
     }
     return NodeTrace(out.getvalue(), metadata, rows, dict(nodes))
+
+
+def _file_entry(log: PowerLog) -> dict[str, Any]:
+    """Where a device's rows came from: the node log, its sha256, each row's line, and its markers."""
+    entry: dict[str, Any] = {"path": log.file.path, "sha256": log.file.sha256, "lines": [r.line for r in log.readings]}
+    if len(log.starts) == 1 and len(log.stops) == 1:
+        entry["markers"] = {"start_ms": log.starts[0][1], "stop_ms": log.stops[0][1]}
+    return entry
 
 
 def coverage(key: str, log: PowerLog, start_ms: float, stop_ms: float) -> Coverage:
@@ -249,8 +288,7 @@ def interconnect(log: PowerLog) -> Interconnect:
     return Interconnect(file=log.file, interconnect_power_est_w=log.interconnect_w, conversion_eff=log.conversion_eff)
 
 
-def write_trace(folder: Path, trace: NodeTrace) -> None:
-    from specbench.executors.files import atomic_write_text
-
-    atomic_write_text(folder / CSV_NAME, trace.csv_text)
-    atomic_write_text(folder / JSON_NAME, json.dumps(trace.metadata, indent=2, allow_nan=False) + "\n")
+def write_trace(staging: Staging, folder: str, trace: NodeTrace) -> None:
+    """power.csv and power.json of one run into the staging folder."""
+    staging.text(f"{folder}/{CSV_NAME}", trace.csv_text)
+    staging.json(f"{folder}/{JSON_NAME}", trace.metadata, indent=None)

@@ -104,9 +104,12 @@ def _score_line(system: SystemOutcome, bench: str) -> str:
         return "n/a" if value is None else f"{spec.format(value * scale)} {unit}"
 
     used = ", ".join(sorted(entry.aggregate.used, key=natural_key)) or "none"
+    factor, raw = values.get("mlperf_scaling_factor"), values.get("time_s_unscaled")
+    scaled = f" (olympic mean {raw:,.1f} s x scaling factor {factor:.6g})" if factor and raw is not None else ""
     line = (
         f"score ({entry.key.profile}, {'olympic mean of ' if len(entry.aggregate.used) > 1 else ''}{used}): "
-        f"time to train {fmt('time_s', 1, 's', '{:,.1f}')}, Valid FLOPS {fmt('valid_flops_per_s', 1e-12, 'TFLOP/s')}, "
+        f"time to train {fmt('time_s', 1, 's', '{:,.1f}')}{scaled}, "
+        f"Valid FLOPS {fmt('valid_flops_per_s', 1e-12, 'TFLOP/s')}, "
         f"energy to train {fmt('energy_j', 1e-6, 'MJ', '{:,.3f}')}, Valid FLOPS/W {fmt('valid_flops_per_w', 1e-9, 'GFLOP/s/W')}"
     )
     status = "; ".join(entry.unranked) if entry.unranked else "rankable"

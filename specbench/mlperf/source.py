@@ -7,8 +7,8 @@ Layout (as MLCommons publishes it, one round per repository):
     <org>/results/<system>/<benchmark>/power/result_*/node_N.txt, sw_N.txt
 
 Nothing here writes: files are opened read-only, links are never followed (a link is reported and
-skipped), and every read is bounded. MLPerf's own RCP checker writes scaling.json into this tree;
-the importer only lists it as ignored.
+skipped), and every read is bounded. MLPerf's RCP checker writes scaling.json into this tree (the
+factor MLPerf's published time to train is multiplied by); the importer reads it, never writes it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from specbench.validator.mlperf import SourceFile
 MIB = 1024 * 1024
 MAX_BYTES = {".txt": 64 * MIB, ".json": 16 * MIB}
 ROUND = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+ROUND_IN_NAME = re.compile(r"(?:^|[_-])v(\d+)\.(\d+)(?:\.(\d+))?(?:$|[_-])")
+"""A round inside a folder name, as MLCommons names its repositories: training_results_v4.0."""
+SCALING = "scaling.json"
 RESULT = re.compile(r"^result_(.+)\.txt$")
 NODE = re.compile(r"^(node|sw)_(\d+)\.txt$")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -59,6 +62,7 @@ class BenchmarkSource:
     results: list[Path]
     power: Path | None
     ignored: list[str] = field(default_factory=list)
+    scaling: Path | None = None
 
 
 @dataclass
@@ -100,9 +104,13 @@ def _is_org(folder: Path) -> bool:
 
 
 def _round_of(root: Path, folder: Path) -> str | None:
+    """The round of the nearest folder at or above `folder` named vN.M (or N.M), or holding _vN.M or -vN.M."""
     for part in reversed([*root.resolve().parts, *folder.relative_to(root).parts]):
         if ROUND.match(part):
             return part
+        match = ROUND_IN_NAME.search(part)
+        if match:
+            return f"v{match.group(1)}.{match.group(2)}" + (f".{match.group(3)}" if match.group(3) else "")
     return None
 
 
@@ -152,8 +160,8 @@ def _benchmark(folder: Path) -> BenchmarkSource:
             bench.power = Path(entry.path)
         elif entry.is_file(follow_symlinks=False) and RESULT.match(entry.name):
             bench.results.append(Path(entry.path))
-        elif entry.name == "scaling.json":
-            bench.ignored.append("scaling.json: written by MLPerf's RCP checker, not by the submitter")
+        elif entry.name == SCALING and entry.is_file(follow_symlinks=False):
+            bench.scaling = Path(entry.path)
         else:
             bench.ignored.append(f"{entry.name}: not a result_*.txt file or the power folder")
     return bench

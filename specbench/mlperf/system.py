@@ -82,9 +82,27 @@ def accelerator_count(description: dict[str, Any]) -> int | None:
 
 
 def split_framework(text: str) -> tuple[str, str | None]:
-    """'PyTorch 2.0.1a0' -> ('PyTorch', '2.0.1a0'); 'tinygrad, commit b399d98' -> ('tinygrad', 'commit b399d98')."""
+    """'PyTorch 2.0.1a0' -> ('PyTorch', '2.0.1a0'); 'tinygrad, commit b399d98' -> ('tinygrad', 'commit b399d98').
+
+    The rest after the first word is the version only when it holds a digit, the same rule for every
+    system: 'Mxnet' and 'NVIDIA PyTorch/MxNeti/DGL' state no version.
+    """
     match = _FRAMEWORK.match(text)
-    return (match.group(1), match.group(2)) if match else (text.strip(), None)
+    if match and any(c.isdigit() for c in match.group(2)):
+        return match.group(1), match.group(2)
+    return (match.group(1) if match else text.strip()), None
+
+
+def framework_warning(description: dict[str, Any]) -> str | None:
+    """Why the description's framework states no version (SB-MLP-012), or None when it does or states none."""
+    framework = description.get("framework")
+    if not _stated(framework) or split_framework(str(framework))[1] is not None:
+        return None
+    return (
+        f"expected a framework version in framework (a number, e.g. 'PyTorch NVIDIA Release 24.04'), found "
+        f"{str(framework)!r}: framework_version is left unstated (stricter than MLPerf: its system description "
+        "checker asks only that the field framework exists)"
+    )
 
 
 def system_yaml(description: dict[str, Any], org: str, system: str, captured_at: str) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
     if len(completed) < required:
         problem = f"{len(completed)} completed runs, the spec requires {required}"
     elif len(failed) > max_failed:
-        problem = f"{len(failed)} runs failed to reach the target, the spec allows {max_failed}"
+        reasons = "; ".join(f"{s.run}: {s.reason or 'failed'}" for s in failed)
+        problem = f"{len(failed)} runs failed ({reasons}), the spec allows {max_failed}"
     ordered = sorted(completed, key=lambda s: _order_key(s, kind))
     if method == "olympic" and len(ordered) >= 3:
         used, dropped = ordered[1:-1], [ordered[0], ordered[-1]]

@@ -390,8 +390,8 @@ CODES: dict[str, Code] = _codes(
         "SB-MLP-002",
         "warning",
         "evaluation off MLPerf's schedule",
-        "MLPerf evaluates every 4 epochs (ResNet) at one offset; a run whose target was first reached "
-        "off that schedule counts as failed",
+        "MLPerf's rules evaluate ResNet every 4 epochs at one offset; MLPerf's tools do not check it, "
+        "so the extra evaluations count as logged",
     ),
     (
         "SB-MLP-003",
@@ -416,5 +416,59 @@ CODES: dict[str, Code] = _codes(
         "warning",
         "MLPerf power log markers inconsistent",
         "energy is taken over run_start..run_stop from the readings, whatever the markers say",
+    ),
+    (
+        "SB-MLP-007",
+        "warning",
+        "target reached at an extra evaluation",
+        "MLPerf's tools accept the run and its logged time to train; under MLPerf's schedule the clock "
+        "would have stopped at the next scheduled evaluation",
+    ),
+    (
+        "SB-MLP-008",
+        "warning",
+        "node power trace below MLPerf's power rules",
+        "MLPerf's tools do not check sampling, gaps or coverage; the energy is counted from the readings "
+        "in the timed run, a lower bound where an edge is uncovered",
+    ),
+    (
+        "SB-MLP-009",
+        "warning",
+        "node power reading out of time order",
+        "the readings are read in time order; a reading outside run_start..run_stop never counts",
+    ),
+    (
+        "SB-MLP-010",
+        "warning",
+        "node power logs numbered unlike MLPerf's power checker",
+        "MLPerf's power checker numbers node logs node_0.txt to node_(N-1).txt; the energy does not depend on the names",
+    ),
+    (
+        "SB-MLP-011",
+        "warning",
+        "identical node power logs",
+        "two nodes cannot read the same power at the same milliseconds: one log is likely a copy, "
+        "so the energy counts one node twice and misses another",
+    ),
+    (
+        "SB-MLP-012",
+        "warning",
+        "framework version not stated",
+        "MLPerf's system description asks only for a framework text; state the version in it "
+        "(for example 'PyTorch NVIDIA Release 24.04')",
+    ),
+    (
+        "SB-MLP-013",
+        "error",
+        "problem differs from MLPerf's reference",
+        "MLPerf's checker asks only for a non-empty train_samples and eval_samples; the quality is "
+        "measured on another set than ImageNet's, so the result is not ranked",
+    ),
+    (
+        "SB-MLP-014",
+        "warning",
+        "scaling.json unusable",
+        "MLPerf's published time to train is the olympic mean x scaling.json's scaling_factor; "
+        "without it the time to train is the unscaled olympic mean",
     ),
 )

@@ -62,8 +62,8 @@ class SpecIndex:
 
     def find(self, spec_id: str, digest: str) -> LoadedSpec | None:
         """The spec with this digest; the spec named `spec_id` is tried before loading every built-in one."""
-        for candidates in (self.extra, self._builtin(spec_id), self._builtin()):
-            for loaded, known in candidates:
+        for candidates in (lambda: self.extra, lambda: self._builtin(spec_id), self._builtin):
+            for loaded, known in candidates():  # lazily: the other built-in specs load only when needed
                 if known == digest:
                     return loaded
         return None

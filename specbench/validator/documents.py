@@ -13,12 +13,14 @@ from pydantic import BaseModel, ValidationError
 from specbench.errors import InputError
 from specbench.spec.loader import validate_model
 from specbench.spec.numbers import first_bad_number, number_problem
-from specbench.spec.yamlio import Document, parse_yaml
+from specbench.spec.yamlio import MAX_DEPTH, Document, parse_yaml
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
 
 M = TypeVar("M", bound=BaseModel)
 _NON_FINITE = re.compile(r"-?Infinity|NaN")
+_NOT_PLAIN = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters the YAML reader refuses or reads as line breaks (NEL, LS, PS): such a file takes the YAML path."""
 
 
 class _JsonValueError(ValueError):
@@ -159,6 +161,35 @@ def load_json(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     return Loaded(data, rel, text, is_yaml=False)
 
 
+def _json_document(text: str) -> dict[str, Any] | None:
+    """A YAML file that is one strict JSON object (YAML 1.2 reads JSON as itself): its data, parsed fast.
+
+    specbench's MLPerf importer writes its YAML files so. Anything else, and any JSON problem, is
+    left to the YAML parser, whose positions a located finding still gets (Loaded.document).
+    """
+    if not text.startswith("{") or _NOT_PLAIN.search(text):
+        return None
+    try:
+        data = parse_json_text(text)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and _depth(data) <= MAX_DEPTH else None
+
+
+def _depth(value: Any) -> int:
+    depth, level = 0, [value]
+    while level:
+        depth += 1
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
+    return depth
+
+
 def load_yaml(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     raw = tree.read(rel)
     if raw is None:
@@ -166,6 +197,9 @@ def load_yaml(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     text = decode(raw, rel, findings)
     if text is None:
         return None
+    fast = _json_document(text)
+    if fast is not None:
+        return Loaded(fast, rel, text, is_yaml=True)
     try:
         document = parse_yaml(text, rel)
     except InputError as err:

@@ -11,7 +11,8 @@ from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
 from specbench.validator.mllog import LogEvent, ParsedLog
-from specbench.validator.mlperf import MlperfDialect, MlperfLogRules, check_schedule
+from specbench.validator.mlperf import SPEC_KEY, MlperfDialect, log_benchmark_name
+from specbench.validator.mlperf_log import MlperfLogRules, check_schedule
 from specbench.validator.model import Evaluation, RunData
 from specbench.validator.values import is_int, is_number, same, show
 
@@ -241,19 +242,26 @@ class LogCheck:
 
     def check_identity(self, meta: SubmissionMeta) -> None:
         division = "open" if meta.level == "free" else "closed"
+        benchmark = log_benchmark_name(meta.spec_id)
         for key, expected in (
             ("submission_org", meta.submitter),
             ("submission_platform", meta.system),
-            ("submission_benchmark", meta.spec_id),
+            ("submission_benchmark", benchmark),
+            (SPEC_KEY, meta.spec_id),
             ("submission_division", division),
             ("cache_clear", True),
         ):
+            source = (
+                f"MLPerf's name of {meta.spec_id}"
+                if benchmark != meta.spec_id and key == "submission_benchmark"
+                else "submission.yaml"
+            )
             for event in self.log.all(key):
                 if not same(event.value, expected):
                     self.add(
                         "SB-LOG-011",
                         event,
-                        f"expected {key} {show(expected)} (submission.yaml), found {show(event.value)}",
+                        f"expected {key} {show(expected)} ({source}), found {show(event.value)}",
                         "value",
                     )
         for event in self.log.all("submission_status"):
@@ -329,9 +337,7 @@ class LogCheck:
         if self.mlperf is None:
             self.check_cadence(spec, evaluations)
         else:
-            off_schedule = check_schedule(self, spec, evaluations)
-            if off_schedule is not None:
-                self.broken.append(off_schedule)
+            check_schedule(self, spec, evaluations)
         budget = spec.spec.budget.epochs
         counted = [e for e in evaluations if budget is None or e.epoch <= budget + EPS]
         better = max if quality.direction == "higher" else min

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from specbench.validator.documents import parse_json_text
@@ -72,20 +72,45 @@ class ParsedLog:
         return iter(self.events)
 
 
+@lru_cache(maxsize=16)
 def parse_log(text: str) -> ParsedLog:
-    """Parse a whole log; never raises on bad content."""
+    """Parse a whole log; never raises on bad content.
+
+    The JSON of all MLLOG lines is decoded in one pass of the strict decoder; where that fails,
+    each line is decoded on its own, so every problem gets its line and column. The last few logs
+    parsed are kept (ParsedLog is never changed once built), so a log read twice in a row, as
+    `specbench import mlperf` converts then validates each run, is parsed once.
+    """
     log = ParsedLog()
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     log.lines = len(lines)
+    marked = []
     for number, line in enumerate(lines, start=1):
-        outcome = parse_line(line.removesuffix("\r"), number)
+        line = line.removesuffix("\r")
+        at = line.rfind(TOKEN)
+        if at >= 0:
+            marked.append((number, line, at + len(TOKEN)))
+    values = decode_together([line[start:] for _, line, start in marked])
+    for index, (number, line, start) in enumerate(marked):
+        outcome = parse_line(line, number) if values is None else _event(values[index], number, start)
         if isinstance(outcome, LogEvent):
             log.events.append(outcome)
         elif outcome is not None:
             log.problems.append(outcome)
     return log
+
+
+def decode_together(bodies: list[str]) -> list[Any] | None:
+    """The JSON values of all bodies, decoded as one array; None when that fails or the count differs."""
+    if not bodies:
+        return []
+    try:
+        values = parse_json_text("[" + ",".join(bodies) + "]")
+    except (ValueError, RecursionError):
+        return None
+    return values if isinstance(values, list) and len(values) == len(bodies) else None
 
 
 def parse_line(line: str, number: int) -> LogEvent | LogProblem | None:
@@ -101,6 +126,11 @@ def parse_line(line: str, number: int) -> LogEvent | LogProblem | None:
         return LogProblem(number, start + err.pos + 1, f"expected one JSON object after ':::MLLOG ', found {err.msg}")
     except (ValueError, RecursionError) as err:
         return LogProblem(number, start + 1, f"expected one JSON object after ':::MLLOG ', found {err}")
+    return _event(data, number, start)
+
+
+def _event(data: Any, number: int, start: int) -> LogEvent | LogProblem:
+    """The event of one line's decoded JSON, or the problem with it."""
     if not isinstance(data, dict):
         return LogProblem(number, start + 1, f"expected a JSON object, found {type(data).__name__}")
     problem = _check_fields(data)

@@ -1,12 +1,12 @@
-"""Imported MLPerf Training results: the import record (import.json) and MLPerf's log dialect.
+"""Imported MLPerf Training results: the import record (import.json), MLPerf's log dialect, MLPerf's codes.
 
 `specbench import mlperf` keeps every MLPerf log verbatim as a run's log.txt and records in
 ORG/SYSTEM/import.json where each file came from. Such a log follows MLPerf's conventions, not
 the specbench executor's (keys after run_start, placeholders for the organisation, any evaluation
-offset), so it is judged by MLPerf's own log rules instead: the compliance checker's common,
-closed/open common and benchmark rules, re-implemented here as typed checks (no eval of rule
-text). A run that breaks one counts as failed, as MLPerf's package checker tolerates one
-non-compliant run under olympic scoring. docs/mlperf-import.md describes the whole import.
+offset), so it is judged by MLPerf's own log rules instead (validator.mlperf_log). Where
+specbench is stricter than MLPerf's tools, its findings on an imported benchmark are reported
+under MLPerf codes, naming the MLPerf rule they go beyond (`relabel_stricter`).
+docs/mlperf-import.md describes the whole import.
 """
 
 from __future__ import annotations
@@ -18,41 +18,20 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from specbench.spec.models import Strict
+from specbench.validator.codes import CODES
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
-from specbench.validator.values import is_number, show
+from specbench.validator.findings import Finding
+from specbench.validator.values import show
 
 if TYPE_CHECKING:
-    from specbench.spec.resolve import ResolvedSpec
     from specbench.validator.context import Context
-    from specbench.validator.logcheck import LogCheck
-    from specbench.validator.model import BenchmarkData, Evaluation
+    from specbench.validator.model import BenchmarkData
 
 IMPORT_FILE = "import.json"
 IMPORT_FORMAT = "specbench.mlperf-import"
 IMPORT_FORMAT_VERSION = 1
 MLPERF_BENCHMARKS = {"mlperf-resnet50": "resnet"}
 """specbench spec id -> MLPerf Training benchmark name (its results folder and `submission_benchmark`)."""
-SUBMISSION_STATUSES = ("cloud", "onprem", "preview", "research")
-COMPILE_MINUTES = {"closed": 30, "open": 240}
-"""init_start to init_stop may last at most this long (MLPerf's common rules)."""
-EXACTLY_ONE = (
-    "submission_org",
-    "submission_platform",
-    "submission_division",
-    "submission_status",
-    "submission_benchmark",
-    "init_stop",
-    "run_start",
-    "run_stop",
-    "train_samples",
-    "eval_samples",
-)
-CLOSED_EXACTLY_ONE = ("global_batch_size", "gradient_accumulation_steps")
-AT_LEAST_ONE = ("cache_clear", "init_start", "eval_accuracy")
-AT_LEAST_ONE_OF = (("block_start", "epoch_start"), ("block_stop", "epoch_stop"))
-COUNT_KEYS = ("samples_count", "step_num")
-"""Metadata that may stand for epoch_num: samples_count from ruleset 4.0.0 on, step_num before."""
-EPS = 1e-6
 
 
 class SourceFile(Strict):
@@ -76,10 +55,13 @@ class SystemJson(SourceFile):
     content: dict[str, Any] = Field(description="systems/<system>.json as MLPerf publishes it.")
 
 
+ImportCode = Literal["SB-MLP-005", "SB-MLP-006", "SB-MLP-009", "SB-MLP-010", "SB-MLP-011", "SB-MLP-012", "SB-MLP-014"]
+
+
 class ImportFinding(Strict):
     """A problem of the source tree found while importing (the tree itself is not part of the submission)."""
 
-    code: Literal["SB-MLP-005", "SB-MLP-006"]
+    code: ImportCode
     file: str
     line: int | None = None
     message: str
@@ -118,10 +100,18 @@ class ImportedRun(Strict):
     power: ImportedPower | None = None
 
 
+class Scaling(Strict):
+    """scaling.json of a benchmark folder: MLPerf's published time to train is the olympic mean times this factor."""
+
+    file: SourceFile
+    scaling_factor: float = Field(ge=1.0, le=10.0, description="Written by MLPerf's RCP checker; never below 1.")
+
+
 class ImportedBenchmark(Strict):
     mlperf_benchmark: str
     folder: str
     runs: dict[str, ImportedRun]
+    scaling: Scaling | None = Field(default=None, description="scaling.json, where the benchmark folder has one.")
     ignored: list[str] = Field(default_factory=list, description="Files of the benchmark folder not imported, why.")
     findings: list[ImportFinding] = Field(default_factory=list)
 
@@ -134,6 +124,15 @@ class ImportRecord(Strict):
     source: ImportSource
     system_json: SystemJson
     benchmarks: dict[str, ImportedBenchmark]
+
+
+SPEC_KEY = "specbench_spec_id"
+"""The MLLOG key holding the specbench spec id, beside MLPerf's `submission_benchmark`."""
+
+
+def log_benchmark_name(spec_id: str) -> str:
+    """What a log states as `submission_benchmark`: MLPerf's name for an MLPerf spec (resnet), else the spec id."""
+    return MLPERF_BENCHMARKS.get(spec_id, spec_id)
 
 
 @dataclass(frozen=True)
@@ -206,14 +205,17 @@ def check_import(ctx: Context, record: ImportRecord, loaded: Loaded, benchmarks:
                 **loaded.locate("benchmarks", name, "mlperf_benchmark"),
             )
         _check_runs(ctx, loaded, name, entry, bench)
+        if entry.scaling is not None and entry.mlperf_benchmark == expected:
+            bench.mlperf_scaling_factor = entry.scaling.scaling_factor
         for i, problem in enumerate(entry.findings):
             where = f"{problem.file}:{problem.line}" if problem.line is not None else problem.file
             findings.add(
                 problem.code,
                 IMPORT_FILE,
                 f"{where} (MLPerf results tree): {problem.message}",
-                **loaded.locate("benchmarks", name, "findings", i),
+                json_path=f"benchmarks.{name}.findings[{i}]",
             )
+    relabel_stricter(ctx, record, seen.values())
 
 
 def _check_runs(ctx: Context, loaded: Loaded, name: str, entry: ImportedBenchmark, bench: BenchmarkData) -> None:
@@ -245,206 +247,50 @@ def _check_runs(ctx: Context, loaded: Loaded, name: str, entry: ImportedBenchmar
         )
 
 
-@dataclass
-class MlperfLogRules:
-    """MLPerf's log rules on one parsed log; `broken` lists what makes the run count as failed."""
-
-    check: LogCheck
-    dialect: MlperfDialect
-
-    def __post_init__(self) -> None:
-        self.broken: list[str] = []
-
-    def fail(self, event: Any, message: str, part: str, json_path: str = "") -> None:
-        cited = f"{message} ({self.dialect.cite(part)}); the run counts as failed"
-        self.broken.append(message)
-        self.check.add("SB-MLP-001", event, cited, json_path)
-
-    def run(self) -> list[str]:
-        self.check_counts()
-        self.check_events()
-        self.check_identity()
-        log = self.check.log
-        if not log.all("seed"):
-            self.check.add("SB-MLP-003", None, "expected a seed logged in the run (MLPerf's seed checker), found none")
-        return self.broken
-
-    def check_counts(self) -> None:
-        log = self.check.log
-        closed = self.dialect.division == "closed"
-        wanted = [(key, "common") for key in EXACTLY_ONE]
-        if closed:
-            wanted += [(key, "closed_common") for key in CLOSED_EXACTLY_ONE]
-        for key, part in wanted:
-            events = log.all(key)
-            values = [e.value for e in events]
-            if not events:
-                last = log.events[-1] if log.events else None
-                at = f"; the log ends at line {last.line}" if last is not None and key == "run_stop" else ""
-                self.fail(None, f"expected {key} exactly once, found none{at}", part)
-            elif len(events) > 1 and any(show(v) != show(values[0]) for v in values):
-                self.fail(
-                    events[1], f"expected {key} exactly once, found it {len(events)} times with different values", part
-                )
-        for key in AT_LEAST_ONE:
-            if not log.all(key):
-                self.fail(None, f"expected {key} at least once, found none", "common")
-        for keys in AT_LEAST_ONE_OF:
-            if not any(log.all(key) for key in keys):
-                self.fail(None, f"expected {' or '.join(keys)} at least once, found neither", "common")
-
-    def check_events(self) -> None:
-        state = {"init_started": False, "init_stopped": False, "run_started": False}
-        first_init: float | None = None
-        minutes = COMPILE_MINUTES[self.dialect.division]
-        for event in self.check.log:
-            key, meta, value = event.key, event.metadata, event.value
-            if key == "init_start":
-                if state["init_stopped"] or state["run_started"]:
-                    self.fail(event, "expected init_start before init_stop and run_start, found it after", "common")
-                state["init_started"] = True
-                first_init = event.time_ms if first_init is None else min(first_init, event.time_ms)
-            elif key == "init_stop":
-                if not state["init_started"] or state["run_started"]:
-                    self.fail(event, "expected init_stop after init_start and before run_start", "common")
-                elif first_init is not None and event.time_ms - first_init >= minutes * 60_000:
-                    took = (event.time_ms - first_init) / 60_000
-                    self.fail(
-                        event, f"expected init_stop within {minutes} min of init_start, found {took:.1f} min", "common"
-                    )
-                state["init_stopped"] = True
-            elif key == "run_start":
-                if not state["init_stopped"]:
-                    self.fail(event, "expected run_start after init_stop, found it before", "common")
-                state["run_started"] = True
-            elif key == "run_stop":
-                if not state["run_started"]:
-                    self.fail(event, "expected run_stop after run_start, found it before", "common")
-                if "status" not in meta:
-                    self.fail(event, "expected metadata status on run_stop, found none", "common", "metadata.status")
-            elif key in ("submission_org", "submission_platform", "train_samples", "eval_samples") and value == "":
-                self.fail(event, f"expected a non-empty {key}, found ''", "common", "value")
-            elif key == "submission_division" and value not in ("closed", "open"):
-                self.fail(event, f"expected submission_division closed or open, found {show(value)}", "common", "value")
-            elif key == "submission_status" and value not in SUBMISSION_STATUSES:
-                listed = ", ".join(SUBMISSION_STATUSES)
-                self.fail(event, f"expected submission_status one of {listed}, found {show(value)}", "common", "value")
-            elif (
-                key in CLOSED_EXACTLY_ONE and self.dialect.division == "closed" and not (is_number(value) and value > 0)
-            ):
-                self.fail(event, f"expected {key} > 0, found {show(value)}", "closed_common", "value")
-            elif key in ("block_start", "block_stop"):
-                self.check_block(event, state["run_started"])
-            elif key in ("epoch_start", "epoch_stop") and "epoch_num" not in meta:
-                self.fail(event, f"expected metadata epoch_num on {key}, found none", "common", "metadata")
-            elif key in ("eval_start", "eval_stop", "eval_accuracy"):
-                self.check_eval(event)
-
-    def check_block(self, event: Any, run_started: bool) -> None:
-        meta = event.metadata
-        has_count = any(k in meta for k in COUNT_KEYS)
-        if event.key == "block_stop":
-            if "first_epoch_num" not in meta and not has_count:
-                self.fail(
-                    event,
-                    "expected metadata first_epoch_num or samples_count on block_stop, found neither",
-                    "common",
-                    "metadata",
-                )
-            return
-        if not run_started:
-            self.fail(event, "expected block_start after run_start, found it before", "common")
-        if "epoch_count" not in meta and not has_count:
-            self.fail(
-                event,
-                "expected metadata epoch_count or samples_count on block_start, found neither",
-                "common",
-                "metadata",
-            )
-        if "epoch_count" in meta:
-            count = meta["epoch_count"]
-            if "first_epoch_num" not in meta:
-                self.fail(event, "expected metadata first_epoch_num with epoch_count, found none", "common", "metadata")
-            if not (is_number(count) and count > 0):
-                self.fail(event, f"expected epoch_count > 0, found {show(count)}", "common", "metadata.epoch_count")
-        for name in COUNT_KEYS:
-            if name in meta and not (is_number(meta[name]) and meta[name] >= 0):
-                self.fail(event, f"expected {name} >= 0, found {show(meta[name])}", "common", f"metadata.{name}")
-
-    def check_eval(self, event: Any) -> None:
-        meta = event.metadata
-        if event.key == "eval_accuracy" and "epoch_num" not in meta:
-            part = f"{self.dialect.division}_{self.dialect.benchmark}"
-            self.fail(event, "expected metadata epoch_num on eval_accuracy, found none", part, "metadata")
-        elif "epoch_num" not in meta and not any(k in meta for k in COUNT_KEYS):
-            self.fail(
-                event,
-                f"expected metadata epoch_num or samples_count on {event.key}, found neither",
-                "common",
-                "metadata",
-            )
-
-    def check_identity(self) -> None:
-        """What the log says it is against the submission: MLPerf's benchmark name and the division of its level."""
-        for key, expected in (
-            ("submission_benchmark", self.dialect.benchmark),
-            ("submission_division", self.dialect.division),
-        ):
-            for event in self.check.log.all(key):
-                if event.value != expected:
-                    self.check.add(
-                        "SB-LOG-011",
-                        event,
-                        f"expected {key} {show(expected)} (the MLPerf {key.split('_')[1]} of this submission), "
-                        f"found {show(event.value)}",
-                        "value",
-                    )
+POWER_RULES = {
+    "SB-PWR-003": "'Power measurement begins just before a run starts and stops just afterwards'",
+    "SB-PWR-004": "'Report 1 Measurement per Second' and 'Measure max(a run, 60 power samples)'",
+    "SB-PWR-005": "'at least once every second distributed evenly throughout the timed portion of a run'",
+}
+"""specbench's trace checks and the rule of MLPerf's power_measurement.adoc each one enforces."""
+NOT_CHECKED = "which MLPerf's package checker and result summarizer do not check"
 
 
-def check_schedule(check: LogCheck, spec: ResolvedSpec, evaluations: list[Evaluation]) -> str | None:
-    """MLPerf's evaluation schedule: every `eval_every_epochs` at one offset below the cadence.
+def relabel_stricter(ctx: Context, record: ImportRecord, benchmarks: Iterable[BenchmarkData]) -> None:
+    """Findings on imported benchmarks where specbench is stricter than MLPerf's tools, under MLPerf codes.
 
-    Returns why the run counts as failed when the target was first reached at an evaluation off the
-    schedule (evaluating more often would otherwise stop the clock early), else None.
+    A trace check (SB-PWR-003/004/005) on a run whose energy was still computed becomes SB-MLP-008
+    (warning); a layer-9 difference (SB-EQV-003) becomes SB-MLP-013 (error: the quality is measured
+    on another set). Each message names the MLPerf rule it goes beyond.
     """
-    quality = spec.spec.quality
-    every = quality.eval_every_epochs if quality is not None else None
-    if quality is None or every is None or not evaluations:
-        return None
-    first = evaluations[0].epoch
-    if first > every + EPS or first <= 0:
-        check.findings.add(
-            "SB-MLP-002",
-            check.file,
-            f"expected the first evaluation within the first {every:g} epochs (an offset below the cadence), "
-            f"found it at epoch {first:g}",
-            line=evaluations[0].line,
-            json_path="metadata.epoch_num",
+    imported = {b.name: b for b in benchmarks if dialect_for(record, b) is not None}
+    if not imported:
+        return
+    measured = {r.folder for b in imported.values() for r in b.runs if r.power and r.power.energy_j is not None}
+    ruleset = record.source.ruleset
+    ctx.findings.items[:] = [_relabel(f, imported, measured, ruleset) for f in ctx.findings.items]
+
+
+def _relabel(finding: Finding, imported: dict[str, BenchmarkData], measured: set[str], ruleset: str) -> Finding:
+    file = finding.location.file or ""
+    folder, _, name = file.rpartition("/")
+    if file.split("/", 1)[0] not in imported:
+        return finding
+    if finding.code in POWER_RULES and name == "power.csv" and folder in measured:
+        message = (
+            f"{finding.message} (stricter than MLPerf: its power rule {POWER_RULES[finding.code]}, {NOT_CHECKED}; "
+            "the energy counts the readings in the timed run)"
         )
-        return None
-    off = []
-    expected_next = first
-    for evaluation in evaluations:
-        steps = (evaluation.epoch - first) / every
-        on_grid = abs(steps - round(steps)) <= EPS and evaluation.epoch >= expected_next - EPS
-        if on_grid:
-            expected_next = evaluation.epoch + every
-        else:
-            off.append(evaluation)
-    if off:
-        epochs = ", ".join(f"{e.epoch:g}" for e in off)
-        check.findings.add(
-            "SB-MLP-002",
-            check.file,
-            f"expected evaluations every {every:g} epochs from epoch {first:g}, found evaluations off that schedule "
-            f"at epoch {epochs}",
-            line=off[0].line,
-            json_path="metadata.epoch_num",
+        return _as("SB-MLP-008", finding, message)
+    if finding.code == "SB-EQV-003":
+        message = (
+            f"{finding.message} (stricter than MLPerf: training_{ruleset}/common.yaml asks only for a non-empty "
+            "train_samples and eval_samples)"
         )
-    target, direction = quality.target, quality.direction
-    reaching = next(
-        (e for e in evaluations if (e.value >= target if direction == "higher" else e.value <= target)), None
-    )
-    if reaching is not None and reaching in off:
-        return f"the target was first reached at an evaluation off MLPerf's schedule (epoch {reaching.epoch:g})"
-    return None
+        return _as("SB-MLP-013", finding, message)
+    return finding
+
+
+def _as(code: str, finding: Finding, message: str) -> Finding:
+    info = CODES[code]
+    return Finding(code, info.severity, finding.location, message, info.hint)

@@ -160,6 +160,8 @@ class BenchmarkData:
     meta: SubmissionMeta | None = None
     spec: ResolvedSpec | None = None
     runs: list[RunData] = field(default_factory=list)
+    mlperf_scaling_factor: float | None = None
+    """An imported MLPerf benchmark's scaling.json factor (MLPerf's published time = olympic mean x it)."""
 
     def summary(self) -> dict[str, Any]:
         return {

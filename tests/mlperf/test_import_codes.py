@@ -1,16 +1,18 @@
 """Every SB-MLP finding code: one edit of a real MLPerf result that triggers it, with the exact codes found.
 
 The Gaudi2 submission imports with one SB-MLP-003 per run (its logs carry no seed) and nothing
-else; the SMC one with the power findings of test_corpus.py. Each case adds exactly the codes it
-names to that baseline.
+else; the SMC one with the power warnings of test_import_corpus.py (a node_1.txt for its one node,
+SB-MLP-010; readings every 2 s, gaps and edges beyond MLPerf's power rules, SB-MLP-008). Each case
+names the codes it adds to its baseline and those it removes.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ from specbench.validator.model import Report
 
 GAUDI_RESULTS = "results/HLS-Gaudi2-PT/resnet"
 GAUDI = Counter({"SB-MLP-003": 5})
-SMC = Counter({"SB-MLP-005": 5, "SB-PWR-004": 5, "SB-PWR-005": 5, "SB-PWR-003": 4})
+SMC = Counter({"SB-MLP-010": 5, "SB-MLP-008": 14})
+RUN_4 = "result_5800-240517143744812449396_1"
 
 
 def _drop(result: str, key: str) -> Callable[[Path], None]:
@@ -72,6 +75,43 @@ def _stop_with_start(tree: Path) -> None:
     edit_events(node, edit)
 
 
+def _step_back(tree: Path) -> None:
+    node = tree / SMC_RESULTS / "power" / RUN_4 / "node_1.txt"
+
+    def edit(events: list[dict[str, Any]]) -> None:
+        readings = [i for i, e in enumerate(events) if e["key"] == "power_reading"]
+        events[readings[40]]["time_ms"] = events[readings[39]]["time_ms"] - 5
+
+    edit_events(node, edit)
+
+
+def _two_identical_nodes(tree: Path) -> None:
+    system_json = tree / "systems" / "1xSMC-H100-SXM-80GB.json"
+    system_json.write_text(json.dumps({**json.loads(system_json.read_text()), "number_of_nodes": "2"}))
+    for folder in (tree / SMC_RESULTS / "power").iterdir():
+        (folder / "node_0.txt").write_bytes((folder / "node_1.txt").read_bytes())
+
+
+def _no_power_folder(tree: Path) -> None:
+    shutil.rmtree(tree / SMC_RESULTS / "power" / RUN_4)
+
+
+def _vague_framework(tree: Path) -> None:
+    system_json = tree / "systems" / "HLS-Gaudi2-PT.json"
+    system_json.write_text(json.dumps({**json.loads(system_json.read_text()), "framework": "Mxnet"}))
+
+
+def _eval_samples(tree: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        events[find(events, "eval_samples")]["value"] = 49999
+
+    edit_events(tree / GAUDI_RESULTS / "result_1.txt", edit)
+
+
+def _scaling_below_one(tree: Path) -> None:
+    (tree / GAUDI_RESULTS / "scaling.json").write_text('{"scaling_factor": 0.5}')
+
+
 def _changed_log(root: Path) -> None:
     log = root / "mlperf-resnet50" / "run_2" / "log.txt"
     log.write_bytes(log.read_bytes() + b"edited after the import\n")
@@ -94,6 +134,7 @@ class Case:
     added: Counter[str]
     output_edit: Callable[[Path], None] | None = None
     failed_run: int | None = None
+    removed: Counter[str] = field(default_factory=Counter)
 
 
 CASES = [
@@ -109,14 +150,24 @@ CASES = [
     Case(
         "MLP-001 run_stop status", "gaudi", _drop("result_4.txt", "run_stop"), Counter({"SB-MLP-001": 1}), failed_run=5
     ),
-    Case("MLP-002 target reached off schedule", "gaudi", _reach_off_schedule, Counter({"SB-MLP-002": 1}), failed_run=1),
     Case("MLP-002 first evaluation late", "gaudi", _first_eval_late, Counter({"SB-MLP-002": 1})),
     Case("MLP-003 no seed (baseline)", "gaudi", None, Counter()),
     Case("MLP-004 log not verbatim", "gaudi", None, Counter({"SB-MLP-004": 1}), output_edit=_changed_log),
     Case("MLP-004 run not recorded", "gaudi", None, Counter({"SB-MLP-004": 1}), output_edit=_unlisted_run),
-    Case("MLP-005 node_1 of one node (baseline)", "smc", None, Counter()),
+    Case("MLP-005 result without its power folder", "smc", _no_power_folder,
+         Counter({"SB-MLP-005": 1, "SB-RUN-004": 2}),  # run_4 measured no node: power.scope and devices differ
+         removed=Counter({"SB-MLP-010": 1, "SB-MLP-008": 2})),
     Case("MLP-006 stop at the start", "smc", _stop_with_start, Counter({"SB-MLP-006": 1})),
-]
+    Case("MLP-007 target reached at an extra evaluation", "gaudi", _reach_off_schedule,
+         Counter({"SB-MLP-002": 1, "SB-MLP-007": 1})),
+    Case("MLP-008 and MLP-010: SMC's node_1.txt sampled every 2 s (baseline)", "smc", None, Counter()),
+    Case("MLP-009 reading out of time order", "smc", _step_back, Counter({"SB-MLP-009": 1})),
+    Case("MLP-011 two identical node logs", "smc", _two_identical_nodes, Counter({"SB-MLP-011": 5, "SB-MLP-008": 14}),
+         removed=Counter({"SB-MLP-010": 5})),
+    Case("MLP-012 framework without a version", "gaudi", _vague_framework, Counter({"SB-MLP-012": 1})),
+    Case("MLP-013 eval_samples off ImageNet's", "gaudi", _eval_samples, Counter({"SB-MLP-013": 1})),
+    Case("MLP-014 scaling factor below 1", "gaudi", _scaling_below_one, Counter({"SB-MLP-014": 1})),
+]  # fmt: skip
 
 
 def _run_case(case: Case, tree: Path, out: Path) -> Report:
@@ -135,7 +186,7 @@ def test_case_adds_exactly_its_codes(case: Case, request: pytest.FixtureRequest,
     report = _run_case(case, tree, tmp_path / "out")
     base = GAUDI if case.org == "gaudi" else SMC
     found = Counter(f.code for f in report.findings)
-    assert found == base + case.added, [f"{f.code} {f.location} {f.message}" for f in report.findings]
+    assert found == base + case.added - case.removed, [f"{f.code} {f.location} {f.message}" for f in report.findings]
     runs = report.benchmarks[0].runs
     failed = [run.number for run in runs if run.status != "success"]
     assert failed == ([case.failed_run] if case.failed_run else [])
@@ -144,8 +195,8 @@ def test_case_adds_exactly_its_codes(case: Case, request: pytest.FixtureRequest,
 
 
 def test_every_mlperf_code_has_a_case() -> None:
-    covered = {code for case in CASES for code in case.added} | {"SB-MLP-003", "SB-MLP-005"}
-    assert covered == {code for code in CODES if code.startswith("SB-MLP-")}
+    covered = {code for case in CASES for code in case.added} | set(GAUDI) | set(SMC)
+    assert {code for code in covered if code.startswith("SB-MLP-")} == {c for c in CODES if c.startswith("SB-MLP-")}
 
 
 def test_a_failed_run_names_the_broken_rule(gaudi_tree: Path, tmp_path: Path) -> None:

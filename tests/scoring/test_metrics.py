@@ -79,7 +79,7 @@ def test_olympic_mean_drops_fastest_and_slowest() -> None:
     too_many = aggregate(
         [*runs[:4], _score("e", 13.0, "failed")], "olympic", "time_to_quality", max_failed=1, required=5
     )
-    assert too_many.problem == "2 runs failed to reach the target, the spec allows 1"
+    assert too_many.problem == "2 runs failed (d: failed; e: failed), the spec allows 1"
     short = aggregate(runs[:2], "olympic", "time_to_quality", max_failed=1, required=5)
     assert short.problem == "2 completed runs, the spec requires 5"
     incomplete = aggregate([*runs[:4], _score("e", 13.0, "incomplete")], "mean", "time_to_quality", 1, 5)

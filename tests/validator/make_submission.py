@@ -30,6 +30,7 @@ from specbench.spec.loader import load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta
+from specbench.validator.mlperf import log_benchmark_name
 
 WALL_ORIGIN_S = 1_800_000_000.0
 """Wall clock of the first run's init_start; each run starts an hour after the previous one."""
@@ -199,7 +200,7 @@ class Writer:
             ("submission_platform", o.system),
             ("submission_division", division),
             ("submission_status", "onprem"),
-            ("submission_benchmark", s.id),
+            ("submission_benchmark", log_benchmark_name(s.id)),
             ("cache_clear", True),
         ):
             log.point(key, value)

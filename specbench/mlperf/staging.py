@@ -1,0 +1,55 @@
+"""A submission folder written in one go into a staging folder, each file hashed as it is written.
+
+The staging folder is moved into place whole when it is complete (convert.py), so its files need
+no temporary names or syncs of their own; manifest.json is built from what was written, in the
+format `specbench.executors.files.write_manifest` gives it. YAML files are written as indented
+JSON, which any YAML 1.2 reader reads back to the same values and the validator reads fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from specbench.executors.files import MANIFEST, MANIFEST_FORMAT_VERSION
+
+
+class Staging:
+    """Files under `root`, created once each (never overwritten), with their sha256 and size."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, dict[str, Any]] = {}
+        self._dirs: set[Path] = set()
+
+    def write(self, rel: str, data: bytes) -> None:
+        path = self.root / rel
+        self._mkdir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        self.files[rel] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+    def text(self, rel: str, text: str) -> None:
+        self.write(rel, text.encode("utf-8"))
+
+    def json(self, rel: str, data: Any, indent: int | None = 2) -> None:
+        self.text(rel, json.dumps(data, indent=indent, allow_nan=False) + "\n")
+
+    def yaml(self, rel: str, data: dict[str, Any]) -> None:
+        """A YAML file written as indented JSON (YAML 1.2 reads JSON as itself; the validator reads it fast)."""
+        self.json(rel, data)
+
+    def manifest(self) -> None:
+        """manifest.json: the sha256 and size of every file written, by path."""
+        files = {rel: self.files[rel] for rel in sorted(self.files)}
+        self.json(MANIFEST, {"format_version": MANIFEST_FORMAT_VERSION, "algorithm": "sha256", "files": files})
+
+    def _mkdir(self, folder: Path) -> None:
+        """Create a folder once (files and folders get the usual modes, 0644 and 0755 under the process's umask)."""
+        if folder not in self._dirs:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(folder)

@@ -1,0 +1,125 @@
+"""The shortcuts that make an import fast give exactly what the plain ways give.
+
+- parse_log decodes all MLLOG lines of a log in one pass, falling back to line by line: the same
+  events and problems as line by line, on every corpus log and on logs with broken lines;
+- a YAML file that is one JSON object is read with the JSON decoder: the same data as the YAML
+  parser gives, and the YAML parser still for anything else;
+- the importer's manifest, built from what it wrote, equals the one write_manifest computes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mlperf_support import CORPUS
+
+from specbench.errors import InputError
+from specbench.executors.files import write_manifest
+from specbench.mlperf.staging import Staging
+from specbench.spec.yamlio import MAX_DEPTH, parse_yaml
+from specbench.validator.documents import _json_document
+from specbench.validator.mllog import LogEvent, ParsedLog, parse_line, parse_log
+
+
+def line_by_line(text: str) -> ParsedLog:
+    log = ParsedLog()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    log.lines = len(lines)
+    for number, line in enumerate(lines, start=1):
+        outcome = parse_line(line.removesuffix("\r"), number)
+        if isinstance(outcome, LogEvent):
+            log.events.append(outcome)
+        elif outcome is not None:
+            log.problems.append(outcome)
+    return log
+
+
+def same(a: ParsedLog, b: ParsedLog) -> bool:
+    return (a.events, a.problems, a.lines) == (b.events, b.problems, b.lines)
+
+
+def test_every_corpus_log_parses_as_line_by_line() -> None:
+    logs = sorted(CORPUS.parent.rglob("*.txt"))
+    assert len(logs) > 200
+    for path in logs:
+        text = path.read_text(errors="replace")
+        assert same(parse_log.__wrapped__(text), line_by_line(text)), path
+
+
+GOOD = ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "k", "value": 1, "metadata": {}}'
+PIECES = st.sampled_from(
+    [
+        GOOD,
+        GOOD.replace('"value": 1', '"value": 1, "value": 2'),
+        GOOD + " trailing",
+        GOOD + ", {}",
+        ":::MLLOG ",
+        ":::MLLOG ]",
+        ":::MLLOG [1, 2",
+        ":::MLLOG 3",
+        ':::MLLOG {"a": NaN}',
+        ":::MLLOG {}, {}",
+        "rank 0: " + GOOD,
+        "no marker here",
+        GOOD.replace("1,", "1e999,", 1),
+        GOOD + "\r",
+        "",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=12))
+def test_broken_lines_are_found_as_line_by_line(lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n"
+    assert same(parse_log.__wrapped__(text), line_by_line(text))
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSON, max_size=6))
+def test_a_json_yaml_file_reads_as_the_yaml_parser_reads_it(data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2)  # as the importer writes them: every character outside ASCII escaped
+    fast = _json_document(text)
+    assert fast is not None and fast == parse_yaml(text).data
+    raw = json.dumps(data, ensure_ascii=False)
+    fast = _json_document(raw)
+    assert fast is None or fast == parse_yaml(raw).data  # None: characters only the YAML parser may judge
+
+
+def test_anything_else_is_left_to_the_yaml_parser() -> None:
+    assert _json_document("a: 1\n") is None
+    assert _json_document('{"a": 1, "a": 2}') is None  # duplicate keys: the YAML parser says where
+    assert _json_document('{"a": NaN}') is None
+    assert _json_document("[1, 2]") is None
+    assert _json_document('{"a": "\x7f"}') is None and _json_document('{"a": "\u2028"}') is None
+    deep: Any = 1
+    for _ in range(MAX_DEPTH + 1):
+        deep = {"a": deep}
+    with pytest.raises(InputError):
+        parse_yaml(json.dumps(deep))
+    assert _json_document(json.dumps(deep)) is None
+    assert _json_document(json.dumps(deep["a"])) == parse_yaml(json.dumps(deep["a"])).data
+
+
+def test_the_staging_manifest_is_write_manifests(tmp_path: Path) -> None:
+    staging = Staging(tmp_path / "sub")
+    staging.text("system.yaml", "{}\n")
+    staging.json("a/run_1/result.json", {"x": 1.5})
+    staging.write("a/run_1/log.txt", b"\x00 bytes\n")
+    staging.manifest()
+    built = json.loads((tmp_path / "sub" / "manifest.json").read_text())
+    assert json.loads(write_manifest(tmp_path / "sub").read_text()) == built
