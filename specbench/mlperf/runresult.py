@@ -15,17 +15,17 @@ from typing import Any
 from specbench.mlperf.power import NodeTrace, build_trace, coverage, interconnect, window_energy
 from specbench.mlperf.powerfiles import RunPower
 from specbench.mlperf.system import accelerator_count
+from specbench.scoring.accounting import Evidence, Problem, account
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
 from specbench.spec.system import SubmissionMeta
+from specbench.validator.evidence import log_epochs
 from specbench.validator.findings import Findings
 from specbench.validator.logcheck import LogCheck
 from specbench.validator.mllog import ParsedLog
 from specbench.validator.mlperf import ImportedPower, ImportFinding, MlperfDialect, SourceFile
 from specbench.validator.model import RunData
-from specbench.scoring.accounting import Evidence, Problem, account
-from specbench.validator.evidence import log_epochs
-from specbench.validator.values import is_int, is_number
+from specbench.validator.values import is_int
 
 
 @dataclass
@@ -183,7 +183,7 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
     per_sample = problem.flops_per_sample or 0.0
     duration = data.duration_s
     accounts = account(
-        problem, Evidence(duration, samples, data.achieved, None, accelerator_count(inputs.description) or 1)
+        problem, Evidence(duration, samples, data.best, None, accelerator_count(inputs.description) or 1)
     )
     start_ms = data.run_start_ms if data.run_start_ms is not None else (log.events[0].time_ms if log.events else 0.0)
     description = inputs.description

@@ -103,7 +103,9 @@ def test_systems_mlperf_accepts_are_compliant_but_where_specbench_is_stricter_on
     round_import: ImportOutcome,
 ) -> None:
     rejected = {s.imported.label: s.report for s in round_import.systems if not s.report.compliant()}
-    assert list(rejected) == ["Dell/XE9640x4H100-SXM-80GB"]
+    assert list(rejected) == ["Dell/XE9640x4H100-SXM-80GB", "smc-dc-power/8xSMC-H100-SXM-80GB"]
+    copies = rejected["smc-dc-power/8xSMC-H100-SXM-80GB"].errors  # two node logs identical in every run
+    assert {f.code for f in copies} == {"SB-PRV-002"} and len(copies) == 5
     errors = rejected["Dell/XE9640x4H100-SXM-80GB"].errors
     assert Counter(f.code for f in errors) == {"SB-MLP-013": 6}  # 5 logs and submission.yaml: eval_samples 49999
     assert all("found 49999 (stricter than MLPerf: training_4.0.0/common.yaml asks only" in f.message for f in errors)
@@ -144,7 +146,9 @@ def test_smc_8_nodes_gets_its_energy_with_readings_in_time_order(round_import: I
     assert any("node_6.txt:100 " in m and "18.466 s after run_stop, outside the timed run" in m for m in backs)
     assert any("node_7.txt:65 " in m and "2 ms before that of line 64" in m for m in backs)
     identical = [f for f in outcome.report.findings if f.code == "SB-MLP-011"]
-    assert len(identical) == 5 and outcome.report.compliant()
+    assert len(identical) == 5
+    copies = [f for f in outcome.report.findings if f.code == "SB-PRV-002"]  # the same copies, as evidence
+    assert len(copies) == 5 and not outcome.report.compliant()
 
 
 def test_frameworks_without_a_version_are_told_alike(round_import: ImportOutcome) -> None:
