@@ -149,7 +149,10 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
     spec = bench.spec.spec
     runs = [_run_score(run) for run in bench.runs]
     measurement = spec.measurement
-    agg = aggregate(runs, measurement.runs.aggregation, spec.kind, measurement.runs.max_failed, measurement.runs.count)
+    order = spec.scoring if spec.trains_whole_budget else spec.kind
+    agg = aggregate(
+        runs, measurement.runs.aggregation, order or spec.kind, measurement.runs.max_failed, measurement.runs.count
+    )
     findings = _benchmark_findings(report, bench)
     errors = [f for f in findings if f["severity"] == "error"]
     completed = [r for r in runs if r.status == "success"]
