@@ -339,6 +339,11 @@ def _pick(root: Path, rng: random.Random) -> Target:
     return Target(root, bench, rng.choice(runs), rng)
 
 
+def _contents(root: Path) -> dict[str, bytes]:
+    """Every file's bytes, to tell a mutation from one that changed nothing (a cell set to what it held)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def run_case(source: Path, work: Path, case: int, seed: int) -> Outcome:
     """One mutated copy of `source` validated; never raises."""
     rng = random.Random(f"{seed}:{case}")
@@ -350,8 +355,9 @@ def run_case(source: Path, work: Path, case: int, seed: int) -> Outcome:
     variant = rng.choice(VARIANTS)
     outcome = Outcome(case, str(source), name, variant, EITHER, False)
     try:
+        before = _contents(root)
         label = OPERATORS[name](target)
-        if label is None:
+        if label is None or _contents(root) == before:
             outcome.label, outcome.problem = "not applicable", None
             return outcome
         outcome.label = CONTRADICTS if variant == "raw" else label
