@@ -70,6 +70,12 @@ class Entry:
     def value(self, metric: str) -> float | None:
         return self.aggregate.values.get(metric)
 
+    @property
+    def target(self) -> float | None:
+        """The spec's target quality (time-to-quality specs), shown beside what the runs achieved."""
+        spec = self.bench.spec.spec if self.bench is not None and self.bench.spec is not None else None
+        return spec.quality.target if spec is not None and spec.quality is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "submitter": self.submitter,
