@@ -433,7 +433,12 @@ CASES = [
     ),
     # HPC AI500 scoring (resnet50 2.0.0: the whole budget is trained)
     Case("LOG-013 below the target", lambda r: None, {"SB-LOG-013"}, base={"spec": "resnet50", "failed_runs": (1,)}),
-    Case("LOG-014 budget not trained", _drop_last_eval, {"SB-LOG-014", "SB-RES-002", "SB-RUN-002"}, base={"spec": "resnet50"}),
+    Case(
+        "LOG-014 budget not trained",
+        _drop_last_eval,
+        {"SB-LOG-014", "SB-RES-002", "SB-RUN-002"},
+        base={"spec": "resnet50"},
+    ),
     # accounting, provenance and numbers
     Case("ACC-001 evaluation samples", _eval_samples, {"SB-ACC-001"}),
     Case(
