@@ -1,7 +1,7 @@
 """ResNet-50 on ImageNet-format JPEGs against the same executor on synthetic data, in one call.
 
 Generates an ImageNet-format tree on this machine (specbench.executors.jpegtree: ImageNet's typical sizes,
-about 97 KB per JPEG, flat val/ with LOC_val_solution.csv, labels independent of the pixels so that the
+about 96 KB per JPEG, flat val/ with LOC_val_solution.csv, labels independent of the pixels so that the
 run trains its whole budget), then measures (a) the loaders alone: the GPU pipeline (read, read + nvjpeg,
 everything) and the CPU path (PIL in DataLoader workers); (b) `specbench execute caraml-resnet50` on
 synthetic tensors; (c) `specbench execute` of the resnet50 spec, its problem scaled to the tree, with
@@ -94,15 +94,18 @@ def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, 
     out: dict[str, Any] = {"workers": workers, "decoder": decoder}
     steps = min(len(tree.train) // batch - 3, 60)
     pipe = DeviceImageLoader(tree.root, tree.train, device=torch.device(device), decoder=decoder, **common)
-    stages = {"read": lambda i, data, g: (data, torch.zeros(len(i)), None)}
-    if decoder == "nvjpeg":
-        stages["read+decode"] = lambda i, data, g: (pipe._decode_nvjpeg(i, data), torch.zeros(len(i)), None)
-    for name, stage in stages.items():
-        pipe._assemble = stage  # type: ignore[method-assign]
-        out[f"pipeline {name} img/s"] = rate(pipe, steps, device)
+    keep = {"read": ("_decode_nvjpeg", "assemble"), "read+decode": ("assemble",), "all": ()}
+    if decoder != "nvjpeg":
+        del keep["read+decode"]
+    for name, patched in keep.items():
+        if "_decode_nvjpeg" in patched:
+            pipe._decode_nvjpeg = lambda index, data: data  # type: ignore[method-assign]
+        if "assemble" in patched:
+            pipe.assemble = lambda index, images, g: (images, torch.zeros(len(index)), None)  # type: ignore[method-assign]
+        out["pipeline img/s" if name == "all" else f"pipeline {name} img/s"] = rate(pipe, steps, device)
         pipe.close_producer()
-    del pipe._assemble
-    out["pipeline img/s"] = rate(pipe, steps, device)
+        for attribute in patched:
+            delattr(pipe, attribute)
     pipe.close()
     train, _ = imagenet_loaders(tree, geometry.size, geometry.resize, batch, workers, 1, pin=device == "cuda")
     out["cpu path (pil) img/s"] = rate(train, min(steps, 30), "cpu")

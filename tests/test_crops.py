@@ -13,12 +13,14 @@ from specbench.executors.crops import (  # noqa: E402
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
+    normalisation,
     pad_images,
     random_resized_boxes,
     resized_crops,
 )
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+NORM = normalisation(MEAN, STD, "cpu")
 DRAWS = 20000
 KS_LIMIT = 0.02  # two-sample Kolmogorov-Smirnov distance at alpha = 0.001 for 20,000 draws each: 0.0195
 
@@ -105,7 +107,7 @@ def test_crops_match_torchvision_resized_crop_and_flip() -> None:
     flips = torch.tensor([False, True, False])
     canvas = pad_images(images)
     sizes = torch.tensor([[img.shape[1], img.shape[2]] for img in images])
-    out = resized_crops(canvas, sizes, crop_boxes_xyxy(boxes), 224, MEAN, STD, flips)
+    out = resized_crops(canvas, sizes, crop_boxes_xyxy(boxes), 224, NORM, flips)
     assert out.shape == (3, 3, 224, 224) and out.dtype == torch.float32
     for k, (top, left, h, w) in enumerate(boxes.tolist()):
         ref = F.resized_crop(images[k], top, left, h, w, [224, 224], antialias=True)
@@ -118,18 +120,16 @@ def test_crops_match_torchvision_resized_crop_and_flip() -> None:
 def test_crops_at_the_image_edge_never_blend_with_the_canvas_padding() -> None:
     small, large = smooth_image(100, 120, 4), smooth_image(400, 500, 5)
     boxes = torch.tensor([[60, 80, 40, 40]])
-    alone = resized_crops(pad_images([small]), torch.tensor([[100, 120]]), crop_boxes_xyxy(boxes), 64, MEAN, STD)
+    alone = resized_crops(pad_images([small]), torch.tensor([[100, 120]]), crop_boxes_xyxy(boxes), 64, NORM)
     padded_boxes = crop_boxes_xyxy(torch.cat([boxes, torch.tensor([[0, 0, 400, 500]])]))
-    padded = resized_crops(
-        pad_images([small, large]), torch.tensor([[100, 120], [400, 500]]), padded_boxes, 64, MEAN, STD
-    )
+    padded = resized_crops(pad_images([small, large]), torch.tensor([[100, 120], [400, 500]]), padded_boxes, 64, NORM)
     assert torch.allclose(alone[0], padded[0], atol=1e-4)
 
 
 def test_eval_crop_matches_resize_then_center_crop() -> None:
     image = smooth_image(375, 500, 6)
     box = center_boxes(torch.tensor([375]), torch.tensor([500]), 256, 224)
-    out = resized_crops(pad_images([image]), torch.tensor([[375, 500]]), box, 224, MEAN, STD)[0]
+    out = resized_crops(pad_images([image]), torch.tensor([[375, 500]]), box, 224, NORM)[0]
     ref = normalised(F.center_crop(F.resize(image, 256, antialias=True), 224))
     assert (out - ref).abs().mean() * 255 * 0.226 < 1.0
 

@@ -91,37 +91,43 @@ def pad_images(images: Sequence[torch.Tensor]) -> torch.Tensor:
     return canvas
 
 
+def normalisation(mean: Sequence[float], std: Sequence[float], device: torch.device | str) -> tuple[torch.Tensor, ...]:
+    """Scale and shift that take 0-255 values to (x / 255 - mean) / std, as (1, 3, 1, 1) tensors on `device`."""
+    scale = torch.tensor([1.0 / (255.0 * s) for s in std]).view(1, 3, 1, 1)
+    shift = torch.tensor([-m / s for m, s in zip(mean, std, strict=True)]).view(1, 3, 1, 1)
+    return scale.to(device), shift.to(device)
+
+
 def resized_crops(
     canvas: torch.Tensor,
     sizes: torch.Tensor,
     boxes: torch.Tensor,
     size: int,
-    mean: Sequence[float],
-    std: Sequence[float],
+    norm: tuple[torch.Tensor, ...],
     flips: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """(N, 3, size, size) float32 normalised crops of `boxes` (x1, y1, x2, y2) from a padded uint8 canvas.
 
-    `sizes` holds each image's (height, width) inside the canvas; `flips` mirrors the chosen crops.
+    `sizes` holds each image's (height, width) inside the canvas, `norm` comes from `normalisation`,
+    `flips` mirrors the chosen crops. Small inputs already on the canvas's device keep it free of host syncs.
     """
     from torchvision.ops import roi_align
 
     device = canvas.device
     n, _, height, width = canvas.shape
-    sizes = sizes.to(device)
+    sizes = sizes.to(device, non_blocking=True)
     planes = torch.empty((n, 4, height, width), dtype=torch.float32, device=device)
     planes[:, :3] = canvas
     rows = torch.arange(height, device=device).view(1, height, 1) < sizes[:, 0].view(n, 1, 1)
     cols = torch.arange(width, device=device).view(1, 1, width) < sizes[:, 1].view(n, 1, 1)
     planes[:, 3] = rows & cols
     index = torch.arange(n, device=device, dtype=torch.float32).view(n, 1)
-    rois = torch.cat([index, boxes.to(device=device, dtype=torch.float32)], dim=1)
+    rois = torch.cat([index, boxes.to(device=device, dtype=torch.float32, non_blocking=True)], dim=1)
     out = roi_align(planes, rois, (size, size), spatial_scale=1.0, sampling_ratio=-1, aligned=True)
     rgb = out[:, :3] / out[:, 3:].clamp_min(1e-6)
     if flips is not None:
-        rgb = torch.where(flips.to(device).view(n, 1, 1, 1), rgb.flip(-1), rgb)
-    scale = torch.tensor([1.0 / (255.0 * s) for s in std], device=device).view(1, 3, 1, 1)
-    shift = torch.tensor([-m / s for m, s in zip(mean, std, strict=True)], device=device).view(1, 3, 1, 1)
+        rgb = torch.where(flips.to(device, non_blocking=True).view(n, 1, 1, 1), rgb.flip(-1), rgb)
+    scale, shift = norm
     return torch.addcmul(shift, rgb, scale)
 
 

@@ -1,10 +1,10 @@
 """JPEG batches decoded and augmented on the run's device, produced beside the training step.
 
-Threads read the files of the next batches (torchvision's `read_file`, which leaves the GIL), one
-producer thread per loader decodes each batch in one call (nvjpeg through `torchvision.io.decode_jpeg`
-on CUDA, or libjpeg-turbo in the reading threads), crops, flips and normalises it with the batched
-kernels of `crops.py` on its own CUDA stream, and queues it a few batches ahead; the training thread
-waits on the batch's event, never on the host. Once an epoch has been handed out, the next one starts,
+Threads read the files of the next batches in chunks (torchvision's `read_file`, which leaves the
+GIL); a decoding thread decodes each batch in one call (nvjpeg through `torchvision.io.decode_jpeg` on
+CUDA, or libjpeg-turbo in the reading threads); an assembling thread crops, flips and normalises it with
+the batched kernels of `crops.py` on the loader's own CUDA stream, without a host sync, and queues it a
+few batches ahead (stages.py); the training thread waits on the batch's event, never on the host. Once an epoch has been handed out, the next one starts,
 so its first batches are ready while the evaluation runs.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import queue
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -29,25 +28,18 @@ from specbench.executors.crops import (
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
+    normalisation,
     pad_images,
     random_resized_boxes,
     resized_crops,
 )
 from specbench.executors.imagenet import Split
+from specbench.executors.stages import End, Producer, StageWork
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 DECODERS = ("nvjpeg", "libjpeg")
 Batch = tuple[torch.Tensor, torch.Tensor, Any]
-
-
-class _End:
-    """Marks the end of an epoch in the queue."""
-
-
-@dataclass
-class _Failure:
-    error: BaseException
 
 
 @dataclass(frozen=True)
@@ -56,58 +48,6 @@ class Geometry:
 
     size: int
     resize: int
-
-
-class _Producer:
-    """One epoch's batches made by a background thread into a bounded queue; stoppable at any point."""
-
-    def __init__(self, loader: DeviceImageLoader, epoch: int) -> None:
-        self.epoch = epoch
-        self.queue: queue.Queue[Any] = queue.Queue(maxsize=loader.depth)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(loader,), daemon=True, name=f"specbench-images-{epoch}")
-        self.thread.start()
-
-    def _run(self, loader: DeviceImageLoader) -> None:
-        try:
-            if loader.device.type == "cuda":
-                torch.cuda.set_device(loader.device)
-            else:  # the batched kernels of a small batch: on one core, beside (not against) the training's threads
-                torch.set_num_threads(1)
-            for item in loader.produce(self.epoch, self.stop):
-                if not self._put(item):
-                    return
-            self._put(_End())
-        except BaseException as err:  # handed to the training thread, which raises it
-            self._put(_Failure(err))
-
-    def _put(self, item: Any) -> bool:
-        while not self.stop.is_set():
-            try:
-                self.queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def get(self) -> Any:
-        while True:
-            try:
-                item = self.queue.get(timeout=1.0)
-            except queue.Empty:
-                if not self.thread.is_alive():
-                    raise RuntimeError("the image pipeline's thread ended without handing over a batch") from None
-                continue
-            if isinstance(item, _Failure):
-                raise item.error
-            return item
-
-    def close(self) -> None:
-        self.stop.set()
-        with contextlib.suppress(queue.Empty):
-            while True:
-                self.queue.get_nowait()
-        self.thread.join(timeout=30)
 
 
 class DeviceImageLoader:
@@ -140,9 +80,12 @@ class DeviceImageLoader:
         self.geometry, self.device, self.decoder, self.seed = geometry, device, decoder, seed
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
         self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
-        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="specbench-read")
+        self.workers = max(1, workers)
+        self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="specbench-read")
+        self.norm = normalisation(IMAGENET_MEAN, IMAGENET_STD, device)
         self.cpu_only: set[int] = set()
-        self.producer: _Producer | None = None
+        self.in_flight: deque[tuple[torch.cuda.Event, list[torch.Tensor]]] = deque()
+        self.producer: Producer | None = None
 
     def order(self, epoch: int) -> np.ndarray:
         """This rank's images for `epoch`: a shuffle shared by all ranks (then every world-th), or the split in order."""
@@ -161,9 +104,9 @@ class DeviceImageLoader:
         producer = self.producer if self.producer is not None and self.producer.epoch == epoch else None
         if producer is None:
             self.close_producer()
-            producer = _Producer(self, epoch)
+            producer = self._start(epoch)
         self.producer = producer
-        while not isinstance(item := producer.get(), _End):
+        while not isinstance(item := producer.get(), End):
             images, labels, event = item
             if event is not None:
                 stream = torch.cuda.current_stream(self.device)
@@ -171,7 +114,27 @@ class DeviceImageLoader:
                 images.record_stream(stream)
                 labels.record_stream(stream)
             yield images, labels
-        self.producer = _Producer(self, epoch + 1 if self.train else epoch)
+        self.producer = self._start(epoch + 1 if self.train else epoch)
+
+    def _start(self, epoch: int) -> Producer:
+        generator = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch * 7919 + self.rank) % 2**62)
+        work = StageWork(
+            setup=self._thread_setup,
+            decoded=lambda stop: self.decoded(epoch, stop),
+            assemble=lambda item: self.assemble(item[0], item[1], generator),
+        )
+        return Producer(work, epoch, self.depth)
+
+    @contextlib.contextmanager
+    def _thread_setup(self) -> Iterator[None]:
+        """In each stage thread: the run's GPU and the loader's stream; on a CPU run, one intra-op thread."""
+        if self.stream is None:
+            torch.set_num_threads(1)  # small batched kernels beside (not against) the training's threads
+            yield
+            return
+        torch.cuda.set_device(self.device)
+        with torch.cuda.stream(self.stream):
+            yield
 
     def close_producer(self) -> None:
         if self.producer is not None:
@@ -183,27 +146,29 @@ class DeviceImageLoader:
         self.close_producer()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def produce(self, epoch: int, stop: threading.Event) -> Iterator[Batch]:
-        """Runs in the producer thread: reads `depth + 1` batches ahead, assembles one batch at a time."""
+    def decoded(self, epoch: int, stop: threading.Event) -> Iterator[tuple[np.ndarray, list[torch.Tensor]]]:
+        """Decoding thread: reads `depth + 1` batches ahead in chunks, decodes one batch per nvjpeg call."""
         order = self.order(epoch)
-        count = len(self)
-        batches = (order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(count))
-        generator = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch * 7919 + self.rank) % 2**62)
-        reads: deque[tuple[np.ndarray, list[Future[torch.Tensor]]]] = deque()
+        batches = (order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self)))
+        chunk = max(8, math.ceil(self.batch_size / self.workers))
+        reads: deque[tuple[np.ndarray, list[Future[list[torch.Tensor]]]]] = deque()
 
         def submit() -> None:
             index = next(batches, None)
             if index is not None:
-                reads.append((index, [self.pool.submit(self._load, int(i)) for i in index]))
+                parts = [index[k : k + chunk].tolist() for k in range(0, len(index), chunk)]
+                reads.append((index, [self.pool.submit(self._load_many, part) for part in parts]))
 
         for _ in range(self.depth + 1):
             submit()
-        streamed = torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext()
-        with streamed:
-            while reads and not stop.is_set():
-                index, futures = reads.popleft()
-                submit()
-                yield self._assemble(index, [f.result() for f in futures], generator)
+        while reads and not stop.is_set():
+            index, futures = reads.popleft()
+            submit()
+            loaded = [data for future in futures for data in future.result()]
+            yield index, (self._decode_nvjpeg(index, loaded) if self.decoder == "nvjpeg" else loaded)
+
+    def _load_many(self, indices: list[int]) -> list[torch.Tensor]:
+        return [self._load(i) for i in indices]
 
     def _load(self, index: int) -> torch.Tensor:
         """Runs in a reading thread: the file's bytes, or for libjpeg the decoded (3, H, W) uint8 image."""
@@ -221,40 +186,57 @@ class DeviceImageLoader:
         except RuntimeError as err:
             raise UsageError(f"--data: {path} is not an image torchvision can decode ({err})") from err
 
-    def _assemble(self, index: np.ndarray, loaded: list[torch.Tensor], generator: torch.Generator) -> Batch:
-        images = self._decode_nvjpeg(index, loaded) if self.decoder == "nvjpeg" else loaded
-        sizes = torch.tensor([[int(img.shape[1]), int(img.shape[2])] for img in images], dtype=torch.int64)
-        n, size = len(images), self.geometry.size
+    def _metadata(self, index: np.ndarray, images: list[torch.Tensor], generator: torch.Generator) -> torch.Tensor:
+        """(N, 8) float64 on the device, one copy from pinned memory: sizes, boxes x1 y1 x2 y2, flip, label."""
+        sizes = torch.tensor([[int(img.shape[1]), int(img.shape[2])] for img in images], dtype=torch.float64)
+        n = len(images)
         if self.train:
             boxes = crop_boxes_xyxy(random_resized_boxes(sizes[:, 0], sizes[:, 1], generator))
-            flips: torch.Tensor | None = torch.rand(n, generator=generator) < 0.5
+            flips = (torch.rand(n, generator=generator) < 0.5).double()
         else:
-            boxes, flips = center_boxes(sizes[:, 0], sizes[:, 1], self.geometry.resize, size), None
-        groups = canvas_groups(sizes)
+            boxes = center_boxes(sizes[:, 0], sizes[:, 1], self.geometry.resize, self.geometry.size)
+            flips = torch.zeros(n, dtype=torch.float64)
+        labels = torch.from_numpy(self.split.labels[index]).double()
+        meta = torch.cat([sizes, boxes, flips.view(n, 1), labels.view(n, 1)], dim=1)
+        return self._to_device(meta)
+
+    def _to_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        if self.stream is None:
+            return tensor
+        return tensor.pin_memory().to(self.device, non_blocking=True)
+
+    def assemble(self, index: np.ndarray, images: list[torch.Tensor], generator: torch.Generator) -> Batch:
+        """Assembling thread: every crop of the batch in one roi_align per canvas group, with no host sync."""
+        meta = self._metadata(index, images, generator)
+        sizes_cpu = torch.tensor([[int(img.shape[1]), int(img.shape[2])] for img in images], dtype=torch.int64)
+        n, size = len(images), self.geometry.size
+        groups = canvas_groups(sizes_cpu)
         out = torch.empty((n, 3, size, size), device=self.device).contiguous(memory_format=self.memory_format)
         for group in groups:
+            rows = meta if len(groups) == 1 else meta[self._to_device(torch.tensor(group))]
             canvas = pad_images([images[i] for i in group])
             if canvas.device != self.device:
-                canvas = canvas.pin_memory().to(self.device, non_blocking=True)
-            crops = resized_crops(
-                canvas,
-                sizes[group],
-                boxes[group],
-                size,
-                IMAGENET_MEAN,
-                IMAGENET_STD,
-                None if flips is None else flips[group],
-            )
+                canvas = self._to_device(canvas)
+            crops = resized_crops(canvas, rows[:, :2].long(), rows[:, 2:6], size, self.norm, rows[:, 6] > 0.5)
             if len(groups) == 1:
                 out.copy_(crops)
             else:
-                out[torch.tensor(group, device=self.device)] = crops
-        labels = torch.from_numpy(self.split.labels[index]).to(self.device, non_blocking=True)
+                out[self._to_device(torch.tensor(group))] = crops
+        labels = meta[:, 7].long()
         event = None
         if self.stream is not None:
             event = torch.cuda.Event()
             event.record(self.stream)
+            self._retire(event, images)
         return out, labels, event
+
+    def _retire(self, event: torch.cuda.Event, images: list[torch.Tensor]) -> None:
+        """Keep decoded images alive until the kernels reading them are done: nvjpeg writes its next outputs on
+        its own stream, which does not wait for this loader's stream before reusing freed memory."""
+        self.in_flight.append((event, images))
+        while self.in_flight and (len(self.in_flight) > self.depth + 1 or self.in_flight[0][0].query()):
+            oldest, _ = self.in_flight.popleft()
+            oldest.synchronize()
 
     def _decode_nvjpeg(self, index: np.ndarray, data: list[torch.Tensor]) -> list[torch.Tensor]:
         """One nvjpeg call for the batch; images it refuses (CMYK, PNG named .JPEG, ...) fall back one by one."""

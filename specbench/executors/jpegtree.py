@@ -60,14 +60,18 @@ def _image(spec: TreeSpec, label: int, rng: np.random.Generator) -> bytes:
     pattern = label if spec.learnable else int(rng.integers(spec.classes))
     colour = _colour(pattern, spec.classes)
     angle = math.pi * pattern / max(1, spec.classes)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
-    stripes = 45.0 * np.sin((np.cos(angle) * xs + np.sin(angle) * ys) * (2 * math.pi / 24.0))
+    wave = np.float32(2 * math.pi / 24.0)
+    xs = np.arange(width, dtype=np.float32) * np.float32(math.cos(angle)) * wave
+    ys = np.arange(height, dtype=np.float32) * np.float32(math.sin(angle)) * wave
+    stripes = np.float32(45.0) * np.sin(ys[:, None] + xs[None, :])
     coarse = rng.normal(0, spec.texture, size=(height // 32 + 2, width // 32 + 2, 3)).astype(np.float32)
     coarse_img = Image.fromarray(np.clip(coarse + 128, 0, 255).astype(np.uint8)).resize(
         (width, height), Image.Resampling.BILINEAR
     )
-    pixels = colour + stripes[..., None] + (np.asarray(coarse_img, dtype=np.float32) - 128)
-    pixels += rng.normal(0, spec.detail, size=(height, width, 3)).astype(np.float32)
+    pixels = rng.standard_normal((height, width, 3), dtype=np.float32)
+    pixels *= np.float32(spec.detail)
+    pixels += np.asarray(coarse_img, dtype=np.float32)
+    pixels += (colour - 128)[None, None, :] + stripes[..., None]
     buffer = io.BytesIO()
     Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buffer, format="JPEG", quality=spec.quality)
     return buffer.getvalue()
