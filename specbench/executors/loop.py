@@ -41,6 +41,9 @@ def train_to_quality(
 ) -> RunOutcome:
     """Train epoch by epoch within the spec's budget, evaluating at its cadence, until the target is reached.
 
+    Under HPC AI500's scoring (`spec.trains_whole_budget`) the whole budget is trained whatever the
+    quality; the run succeeds at its end, and Valid FLOPS penalises a quality below the target.
+
     `batches(epoch)` yields the epoch's batches; `step(batch, global_step)` trains on one (and sets
     the learning rate for that step); `evaluate()` returns the quality over the whole evaluation
     split, already summed over ranks. Opens and closes the run's power window (run_start, run_stop).
@@ -52,6 +55,7 @@ def train_to_quality(
     budget = epochs if epochs is not None else math.ceil(spec.budget.epochs or 0)
     total_steps = budget * steps_per_epoch
     every, offset = spec.quality.eval_every_epochs or 1.0, spec.quality.eval_offset_epochs
+    whole_budget = spec.trains_whole_budget
     done = samples = 0
     reached = False
     quality_text: str | None = None
@@ -90,17 +94,28 @@ def train_to_quality(
                 power_w=ctx.power_now_w(),
                 force=True,
             )
-            if reached:
+            if reached and not whole_budget:
                 break
-    ctx.run_stop(success=reached)
-    best = max((p.value for p in ctx.curve), default=float("nan"))
+    success = reached or whole_budget
+    ctx.run_stop(success=success)
+    values = [p.value for p in ctx.curve]
+    better = max if spec.quality.direction == "higher" else min
+    best = better(values) if values else float("nan")
+    op = ">=" if spec.quality.direction == "higher" else "<="
+    reason = None
+    if not success:
+        reason = (
+            f"target {spec.quality.metric} {op} {spec.quality.target} not reached in {budget} epochs; best {best:.4f}"
+        )
     return RunOutcome(
-        status="success" if reached else "failed",
+        status="success" if success else "failed",
         samples=samples,
         steps=done,
         epochs=float(epoch),
-        reached=reached,
-        reason=None
-        if reached
-        else f"target {spec.quality.metric} >= {spec.quality.target} not reached in {budget} epochs; best {best:.4f}",
+        reached=bool(values) and _meets(values[-1] if whole_budget else best, spec),
+        reason=reason,
     )
+
+
+def _meets(value: float, spec: Any) -> bool:
+    return value >= spec.quality.target if spec.quality.direction == "higher" else value <= spec.quality.target

@@ -150,6 +150,8 @@ class Accounts:
     flops_per_s: float | None
     achieved: float | None
     quality_ratio: float | None
+    penalty_factor: float | None
+    """quality_ratio^n: what Valid FLOPS multiplies FLOPS by (1 at or above the target)."""
     valid_flops_per_s: float | None
     energy_j: float | None
     mean_power_w: float | None
@@ -172,12 +174,13 @@ def account(problem: Problem, evidence: Evidence, peak_flops_per_device: float |
     time_s = evidence.duration_s if evidence.duration_s and evidence.duration_s > 0 else None
     flops = problem.model_flops(evidence.samples)
     rate = _ratio(flops, time_s)
-    ratio = valid = None
+    ratio = valid = penalty = None
     if problem.quality is not None:
         q = problem.quality
-        if evidence.achieved is not None and rate is not None:
+        if evidence.achieved is not None:
             ratio = quality_ratio(evidence.achieved, q.target, q.direction, q.cap_ratio)
-            valid = rate * ratio**q.penalty_exponent
+            penalty = ratio**q.penalty_exponent
+            valid = rate * penalty if rate is not None else None
     else:
         valid = rate
     mean_power = _ratio(evidence.energy_j, time_s)
@@ -189,6 +192,7 @@ def account(problem: Problem, evidence: Evidence, peak_flops_per_device: float |
         flops_per_s=rate,
         achieved=evidence.achieved,
         quality_ratio=ratio,
+        penalty_factor=penalty,
         valid_flops_per_s=valid,
         energy_j=evidence.energy_j,
         mean_power_w=mean_power,

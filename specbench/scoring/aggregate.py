@@ -15,12 +15,15 @@ from typing import Literal
 from specbench.scoring.metrics import RunScore
 
 Aggregation = Literal["olympic", "mean", "median"]
+VALID_FLOPS_ORDER = "hpcai500-valid-flops"
+"""Runs of an HPC AI500 spec order by Valid FLOPS: below-target runs are penalised, not failed."""
 METRICS = (
     "time_s",
     "model_flops",
     "flops_per_s",
     "achieved",
     "quality_ratio",
+    "penalty_factor",
     "valid_flops_per_s",
     "energy_j",
     "mean_power_w",
@@ -58,6 +61,8 @@ def _order_key(score: RunScore, kind: str) -> float:
         return math.inf
     if kind == "throughput":
         return -(score.samples_per_s or 0.0)
+    if kind == VALID_FLOPS_ORDER:
+        return -(score.valid_flops_per_s or 0.0)
     return score.time_s if score.time_s is not None else math.inf
 
 
@@ -86,7 +91,7 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
             continue
         numbers = [float(v) for v in series]
         values[metric] = statistics.median(numbers) if method == "median" else math.fsum(numbers) / len(numbers)
-    primary = "samples_per_s" if kind == "throughput" else "time_s"
+    primary = {"throughput": "samples_per_s", VALID_FLOPS_ORDER: "valid_flops_per_s"}.get(kind, "time_s")
     series = sorted(float(v) for s in completed if s.status == "success" and (v := getattr(s, primary)) is not None)
     spread = (series[0], statistics.median(series), series[-1]) if series else None
     return Aggregate(values, [s.run for s in used], [s.run for s in dropped], spread, problem)

@@ -129,6 +129,7 @@ def write_site(board: Leaderboard, out_dir: str | Path) -> Path:
                 layers=_layers(entry),
                 runs=runs,
                 aggregate=entry.aggregate,
+                target=entry.target,
                 path=os.path.relpath(entry.path, out / "pages") if os.path.isabs(entry.path) else entry.path,
             )
             (out / "pages" / f"{entry.slug}.html").write_text(html, encoding="utf-8")

@@ -70,6 +70,12 @@ class Entry:
     def value(self, metric: str) -> float | None:
         return self.aggregate.values.get(metric)
 
+    @property
+    def target(self) -> float | None:
+        """The spec's target quality (time-to-quality specs), shown beside what the runs achieved."""
+        spec = self.bench.spec.spec if self.bench is not None and self.bench.spec is not None else None
+        return spec.quality.target if spec is not None and spec.quality is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "submitter": self.submitter,
@@ -149,7 +155,10 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
     spec = bench.spec.spec
     runs = [_run_score(run) for run in bench.runs]
     measurement = spec.measurement
-    agg = aggregate(runs, measurement.runs.aggregation, spec.kind, measurement.runs.max_failed, measurement.runs.count)
+    order = spec.scoring if spec.trains_whole_budget else spec.kind
+    agg = aggregate(
+        runs, measurement.runs.aggregation, order or spec.kind, measurement.runs.max_failed, measurement.runs.count
+    )
     findings = _benchmark_findings(report, bench)
     errors = [f for f in findings if f["severity"] == "error"]
     completed = [r for r in runs if r.status == "success"]

@@ -23,6 +23,7 @@ class RunScore:
     flops_per_s: float | None
     achieved: float | None
     quality_ratio: float | None
+    penalty_factor: float | None
     valid_flops_per_s: float | None
     energy_j: float | None
     mean_power_w: float | None

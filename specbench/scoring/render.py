@@ -55,6 +55,8 @@ COMMON = [
 TIME_TO_QUALITY = [
     Column("time to quality (s)", "time_s", _v("time_s"), "{:,.2f}"),
     Column("quality achieved", "achieved", _v("achieved"), "{:.4f}"),
+    Column("target", "target", lambda e: e.target, "{:g}"),
+    Column("penalty factor", "penalty_factor", _v("penalty_factor"), "{:.4f}"),
     Column("Valid FLOPS (TFLOP/s)", "valid_flops_per_s", _v("valid_flops_per_s", 1e-12), "{:,.4g}"),
     Column("FLOPS (TFLOP/s)", "flops_per_s", _v("flops_per_s", 1e-12), "{:,.4g}"),
     Column("Valid FLOPS/W (GFLOP/s/W)", "valid_flops_per_w", _v("valid_flops_per_w", 1e-9), "{:,.4g}"),

@@ -93,7 +93,7 @@ def _resolve_extends(doc: Document, value: Any, root: Path) -> Path:
         raise InputError(
             [_problem(doc, ("extends",), f"expected a relative path or a built-in id, found absolute path {value!r}")]
         )
-    target = (here.parent / value).resolve()
+    target = (builtin.home_folder(here) / value).resolve()
     roots = [root.resolve(), builtin.data_root().resolve()]
     if not any(target.is_relative_to(r) for r in roots):
         raise InputError(
@@ -274,9 +274,17 @@ def _check_profiles(spec: Spec, doc: Document) -> None:
         raise InputError(problems)
 
 
+ADDED_FIELDS = ("scoring",)
+"""Spec fields added after specs were released: left out of the digest when unset, so no released digest changes."""
+
+
 def spec_digest(spec: Spec) -> str:
     """sha256 of the canonical JSON of a spec: the identity a submission names."""
-    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    data = spec.model_dump(mode="json")
+    for key in ADDED_FIELDS:
+        if data.get(key) is None:
+            data.pop(key, None)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -250,6 +250,17 @@ class Profile(Strict):
     overrides: dict[str, Any] = Field(default_factory=dict)
 
 
+ScoringMethod = Literal["hpcai500-valid-flops", "mlperf-time-to-train", "caraml-throughput"]
+SCORING_METHODS: dict[str, str] = {
+    "hpcai500-valid-flops": "HPC AI500 V2: train the whole epoch budget; the quality at its end; Valid FLOPS = "
+    "the FLOPs processed / the run's time x (achieved/target)^n, capped at 1; a run below its target is ranked "
+    "with its penalty, only crashed, aborted or incomplete runs fail",
+    "mlperf-time-to-train": "MLPerf Training: stop at the first evaluation that reaches the target; a run that "
+    "never does fails; runs combine by the olympic mean",
+    "caraml-throughput": "CARAML: fixed timed steps after warm-up; samples/s, TFLOP/s per device, energy per sample",
+}
+
+
 class Spec(Strict):
     """One benchmark: the problem, the reference, the rules per layer and level, and how to measure."""
 
@@ -277,6 +288,12 @@ class Spec(Strict):
     )
     allowed_levels: list[Level] = Field(
         default_factory=lambda: list(LEVELS), description="Levels a submission may claim; the first is the default."
+    )
+    scoring: ScoringMethod | None = Field(
+        default=None,
+        description="The methodology's rule the spec is scored by: "
+        + "; ".join(f"{k}: {v}" for k, v in SCORING_METHODS.items())
+        + ". Specs released before this field leave it out: their kind and flop_accounting decide, as they did.",
     )
     workload: Workload
     quality: Quality | None = Field(default=None, description="Required for time_to_quality specs.")
@@ -315,6 +332,7 @@ class Spec(Strict):
             )
         if self.kind == "throughput" and self.throughput is None:
             raise at("kind", "a throughput spec needs `throughput` (warmup_steps, measure_steps, metrics)")
+        self._check_scoring()
         for name in ("official", "smoke"):
             if name not in self.profiles:
                 raise at("profiles", f"profile {name!r} is required")
@@ -339,6 +357,34 @@ class Spec(Strict):
                     f"expected a reference hyperparameter to scale with, found {other!r} (not in hyperparameters)",
                 )
         return self
+
+    def _check_scoring(self) -> None:
+        method = self.scoring
+        if method is None:
+            return
+        wanted = "throughput" if method == "caraml-throughput" else "time_to_quality"
+        if self.kind != wanted:
+            raise at("scoring", f"scoring {method} needs kind {wanted}, found kind {self.kind}")
+        if method == "hpcai500-valid-flops":
+            if self.budget.epochs is None:
+                raise at("scoring", "scoring hpcai500-valid-flops trains an epoch budget: set budget.epochs")
+            if self.workload.flop_accounting != "processed":
+                raise at(
+                    "workload.flop_accounting",
+                    "scoring hpcai500-valid-flops counts the FLOPs processed over the run's time: flop_accounting: processed",
+                )
+
+    @property
+    def method(self) -> str:
+        """The scoring method: the declared one, or what a spec without the field always meant."""
+        if self.scoring is not None:
+            return self.scoring
+        return "caraml-throughput" if self.kind == "throughput" else "time-to-quality"
+
+    @property
+    def trains_whole_budget(self) -> bool:
+        """HPC AI500: no stop at the target; the quality is the evaluation at the end of the budget."""
+        return self.scoring == "hpcai500-valid-flops"
 
     def layer_is_fixed(self, layer: LayerName, level: Level) -> bool:
         """Whether a layer must follow the reference at a level."""

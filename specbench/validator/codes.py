@@ -161,6 +161,18 @@ CODES: dict[str, Code] = _codes(
         "measure power with a meter of the spec's scope (`specbench power` lists what is available)",
     ),
     (
+        "SB-LOG-013",
+        "warning",
+        "quality below the target: penalised",
+        "HPC AI500 ranks a run below its target with Valid FLOPS x (achieved/target)^n; nothing to fix",
+    ),
+    (
+        "SB-LOG-014",
+        "error",
+        "epoch budget not trained",
+        "HPC AI500 trains the whole epoch budget and evaluates at its end; do not stop at the target",
+    ),
+    (
         "SB-PWR-002",
         "error",
         "power trace malformed",

@@ -211,7 +211,7 @@ class EvidenceCheck:
         evidence = Evidence(
             duration_s=run.duration_s,
             samples=samples,
-            achieved=run.best,
+            achieved=run.achieved,
             energy_j=run.power.energy_j if run.power else None,
             devices=self.devices.trained or 1,
         )

@@ -343,6 +343,9 @@ class LogCheck:
         better = max if quality.direction == "higher" else min
         self.run.best = better(e.value for e in counted) if counted else None
         self.run.reached = any(_meets(e.value, quality.target, quality.direction) for e in counted)
+        if spec.spec.trains_whole_budget:
+            self.run.reached = bool(counted) and _meets(counted[-1].value, quality.target, quality.direction)
+        self.run.achieved = achieved_value(spec, counted)
 
     def check_cadence(self, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
         quality, budget = spec.spec.quality, spec.spec.budget.epochs
@@ -393,6 +396,9 @@ class LogCheck:
         if stop is None and self.mlperf is None:
             run.status, run.reason = "incomplete", "the log has no run_stop"
             return
+        if self.spec is not None and self.spec.spec.trains_whole_budget:
+            self.decide_budget_status(stop)
+            return
         kind_ttq = self.spec is not None and self.spec.spec.kind == "time_to_quality"
         if kind_ttq and stop is not None:
             self._check_stop_status(stop)
@@ -420,6 +426,37 @@ class LogCheck:
         else:
             run.reason = f"run_stop status {show(run.stop_status)}"
 
+    def decide_budget_status(self, stop: LogEvent | None) -> None:
+        """HPC AI500: a run that trained its whole budget succeeds, below its target too (Valid FLOPS penalises it)."""
+        assert self.spec is not None and self.spec.spec.quality is not None and stop is not None
+        run, spec = self.run, self.spec.spec
+        quality, budget = spec.quality, spec.budget.epochs
+        assert quality is not None and budget is not None
+        last = run.evaluations[-1] if run.evaluations else None
+        if run.stop_status != "success":
+            run.status, run.reason = "failed", f"run_stop status {show(run.stop_status)}"
+            return
+        if last is None or last.epoch < budget - EPS:
+            found = "no evaluation" if last is None else f"the last evaluation at epoch {last.epoch:g}"
+            run.status, run.reason = "failed", f"the epoch budget of {budget:g} was not trained: {found}"
+            self.add(
+                "SB-LOG-014",
+                stop,
+                f"expected training to the end of the epoch budget and an evaluation at epoch {budget:g} "
+                f"(HPC AI500 trains the whole budget), found {found}",
+            )
+            return
+        run.status, run.reason = "success", None
+        if not _meets(last.value, quality.target, quality.direction):
+            op = ">=" if quality.direction == "higher" else "<="
+            self.findings.add(
+                "SB-LOG-013",
+                self.file,
+                f"expected {quality.metric} {op} {quality.target:g} at the end of the budget, found {last.value:g}: "
+                f"ranked with its Valid FLOPS penalty",
+                line=last.line,
+            )
+
     def _best_epoch(self) -> str:
         at = [e for e in self.run.evaluations if e.value == self.run.best]
         return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""
@@ -443,6 +480,25 @@ class LogCheck:
                 "expected status 'success' (an evaluation reached the target), found 'aborted'",
                 "metadata.status",
             )
+
+
+def achieved_value(spec: ResolvedSpec, counted: list[Evaluation]) -> float | None:
+    """The quality a run achieved, as its scoring method defines it.
+
+    HPC AI500: the evaluation at the end of the budget (the last one). MLPerf: the first evaluation
+    that reaches the target (the best one when none does). Specs without a scoring method: the best
+    evaluation, as specbench has always scored them.
+    """
+    quality = spec.spec.quality
+    if not counted or quality is None:
+        return None
+    better = max if quality.direction == "higher" else min
+    if spec.spec.scoring == "hpcai500-valid-flops":
+        return counted[-1].value
+    if spec.spec.scoring == "mlperf-time-to-train":
+        first = next((e.value for e in counted if _meets(e.value, quality.target, quality.direction)), None)
+        return first if first is not None else better(e.value for e in counted)
+    return better(e.value for e in counted)
 
 
 def _meets(value: float, target: float, direction: str) -> bool:

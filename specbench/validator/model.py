@@ -121,6 +121,8 @@ class RunData:
     evaluations: list[Evaluation] = field(default_factory=list)
     reached: bool | None = None
     best: float | None = None
+    achieved: float | None = None
+    """The quality the scoring method credits (HPC AI500: at the end of the budget; MLPerf: the first to reach)."""
     status: RunStatus = "incomplete"
     reason: str | None = None
     state: str | None = None

@@ -132,7 +132,8 @@ def test_extreme_weather_data_parallel_reaches_its_iou_target(tmp_path: Path) ->
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((out / "extreme-weather" / "run_1" / "result.json").read_text())
-    assert result["devices"] == 2 and result["quality"]["reached"] and result["quality"]["best"] >= 0.75
+    assert result["devices"] == 2 and result["epochs"] == 4  # the whole budget (HPC AI500 scoring)
+    assert result["quality"]["reached"] and result["quality"]["achieved"] >= 0.75
     assert result["samples_processed"] == 256 * result["epochs"]  # 16 per step, 8 on each process
     report = validate_submission(out)
     assert report.compliant(), [f.to_dict() for f in report.findings]

@@ -22,7 +22,11 @@ def test_cpu_run_is_placed_under_the_cpu_roof(cpu_roofline: Roofline, local_cpu_
     assert point.bytes_method == "analytical" and point.bytes_model.startswith("analytical, ResNet-50 v1.5 at 32x32")
     assert point.bytes_per_sample == expected.unfused and point.bytes_per_sample_fused == expected.fused
     assert point.intensity_flop_per_byte == pytest.approx(result["flops_per_sample"] / expected.unfused)
-    assert point.flops_per_s == result["flops_per_s"]
+    computed = result["flops_per_sample"] * result["samples_processed"] / result["duration_s"]
+    assert point.flops_per_s == pytest.approx(computed)  # what it computed, not the 90-epoch problem's FLOPs
+    assert point.flops_per_s == pytest.approx(4.357e9, rel=1e-3) and result["flops_per_s"] == pytest.approx(
+        5 * point.flops_per_s
+    )
     fp32 = cpu_roofline.compute_ceiling("fp32")
     assert fp32 is not None and point.ceiling_precision == "fp32"
     roof = min(fp32.flops_per_s, cpu_roofline.ceilings.memory.bytes_per_s * point.intensity_flop_per_byte)
@@ -62,12 +66,14 @@ def test_runs_that_cannot_be_placed_say_why(cpu_roofline: Roofline, tmp_path: Pa
     failed = _copy_run(tmp_path / "b", status="failed")
     fp8 = _copy_run(tmp_path / "c", settings={"precision": "fp8"})
     placed = place(cpu_roofline, [gpt, failed, fp8])
-    flops_per_s = json.loads(failed.read_text())["flops_per_s"]
+    data = json.loads(failed.read_text())
     assert placed.workloads == []
     reasons = {s.what: s.reason for s in placed.workloads_skipped}
     assert reasons == {
         str(gpt): "no byte model for workload model 'gpt' (known: resnet50_v1.5)",
-        str(failed): f"run status 'failed' with flops_per_s {flops_per_s}: nothing to place",
+        str(
+            failed
+        ): f"run status 'failed' with {data['samples_processed']} samples in {data['duration_s']} s: nothing to place",
         str(fp8): "precision 'fp8' has no byte width here (known: fp32, tf32, bf16, fp16)",
     }
 

@@ -28,6 +28,6 @@ def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make(root, spec="caraml-resnet50", profile="official", org="acme", system="fast", throughput_s=10.0)
     make(root, spec="caraml-resnet50", profile="official", org="acme", system="slow", throughput_s=20.0)
     make(root, spec="caraml-resnet50", profile="official", org="acme", system="dark", power=False)
-    make(root, spec="resnet50", profile="smoke", org="beta", system="box")
-    make(root, spec="resnet50", profile="official", org="beta", system="official")
+    make(root, spec="resnet50@1.0.0", profile="smoke", org="beta", system="box")
+    make(root, spec="resnet50@1.0.0", profile="official", org="beta", system="official")
     return root

@@ -105,6 +105,15 @@ def _device_field(key: str, name: str, value: Any) -> Callable[[dict[str, Any]],
     return edit
 
 
+def _drop_last_eval(root: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        last = max(e["metadata"]["epoch_num"] for e in events if e["key"] == "eval_accuracy")
+        for key in ("eval_start", "eval_accuracy", "eval_stop", "epoch_start", "epoch_stop"):
+            events.pop(index(events, key, epoch_num=last))
+
+    edit_log(root, edit)
+
+
 def _eval_samples(root: Path) -> None:
     edit_log(
         root, lambda ev: ev[index(ev, "eval_accuracy", epoch_num=1)]["metadata"].__setitem__("samples_count", 9999)
@@ -421,6 +430,14 @@ CASES = [
         "RES-003 not measured with energy",
         lambda r: edit_result(r, lambda d: d["power"].update(measured=False, reason="off")),
         {"SB-RES-003"},
+    ),
+    # HPC AI500 scoring (resnet50 2.0.0: the whole budget is trained)
+    Case("LOG-013 below the target", lambda r: None, {"SB-LOG-013"}, base={"spec": "resnet50", "failed_runs": (1,)}),
+    Case(
+        "LOG-014 budget not trained",
+        _drop_last_eval,
+        {"SB-LOG-014", "SB-RES-002", "SB-RUN-002"},
+        base={"spec": "resnet50"},
     ),
     # accounting, provenance and numbers
     Case("ACC-001 evaluation samples", _eval_samples, {"SB-ACC-001"}),

@@ -119,7 +119,7 @@ def test_validate_many_in_processes_equals_serial(bases: Bases, tmp_path: Path) 
 
 def test_spec_option_adds_a_spec(tmp_path: Path) -> None:
     spec = tmp_path / "my-resnet50.yaml"
-    text = (REPO / "specs" / "resnet50.yaml").read_text()
+    text = (REPO / "specs" / "released" / "resnet50-1.0.0.yaml").read_text()
     spec.write_text(
         text.replace("extends: ../rules/hpcai500.yaml", "extends: hpcai500").replace(
             'version: "1.0.0"', 'version: "1.0.1"'

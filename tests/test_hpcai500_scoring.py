@@ -1,0 +1,54 @@
+"""HPC AI500's Valid FLOPS end to end on the CPU: a run below its target is ranked, with its penalty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specbench.cli import main
+from specbench.scoring.leaderboard import build
+from specbench.validator import validate_submission
+
+SPEC = """\
+format_version: 1
+extends: resnet50
+id: resnet50-cpu-penalty
+version: "0.1.0"
+title: resnet50 2.0.0 with a ranked CPU profile whose target a 1-epoch run cannot reach
+profiles:
+  cpu:
+    description: the smoke scale, ranked, one epoch, a target of 0.99
+    ranked: true
+    overrides:
+      workload:
+        dataset: {name: specbench-shapes-10, train_samples: 512, eval_samples: 256, sample_shape: [3, 32, 32],
+                  num_classes: 10, synthetic: true}
+        flops_per_sample: 495771648
+      quality: {target: 0.99}
+      budget: {epochs: 1}
+      hyperparameters: {global_batch_size: 32, base_learning_rate: 0.032, warmup_epochs: 0}
+      measurement:
+        power: {required: false, min_sampling_hz: 1, min_samples: 1, scope: accelerator}
+        runs: {count: 1, aggregation: mean, max_failed: 0}
+"""
+
+
+def test_cpu_run_below_its_target_is_ranked_with_its_penalty(tmp_path: Path) -> None:
+    spec = tmp_path / "resnet50-cpu-penalty.yaml"
+    spec.write_text(SPEC)
+    out = tmp_path / "acme" / "cpu"
+    argv = ["execute", str(spec), "--profile", "cpu", "--power", "none", "--device", "cpu", "--out", str(out)]
+    assert main(argv) == 0  # a completed budget is a success, whatever the quality
+    report = validate_submission(out, spec=spec)
+    assert report.compliant(), [f.to_dict() for f in report.findings]
+    assert report.codes() == {"SB-LOG-013"}  # below the target: a warning, ranked with the penalty
+    (group,) = build([report]).groups
+    (entry,) = group.entries
+    achieved = entry.value("achieved")
+    assert achieved is not None and achieved < 0.99
+    assert entry.rank == 1 and entry.unranked == []
+    assert entry.value("penalty_factor") == pytest.approx((achieved / 0.99) ** 5)
+    assert entry.value("valid_flops_per_s") == pytest.approx(entry.value("flops_per_s") * (achieved / 0.99) ** 5)
+    (run,) = entry.runs
+    assert run.flops_per_s == pytest.approx(495771648 * 512 / run.time_s)  # FLOPs processed over the run's time
