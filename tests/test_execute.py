@@ -20,8 +20,8 @@ pytest.importorskip("mlperf_logging")
 
 from specbench.cli import main  # noqa: E402
 from specbench.executors import harness  # noqa: E402
-from specbench.executors.files import sha256_file  # noqa: E402
 from specbench.executors.resnet50 import ResNet50Executor  # noqa: E402
+from specbench.files import sha256_file  # noqa: E402
 from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
 from specbench.spec.result import RunResult  # noqa: E402
 from specbench.spec.system import SubmissionMeta, SystemDescription  # noqa: E402
@@ -82,7 +82,7 @@ def test_smoke_resnet50_reaches_its_target(tmp_path: Path) -> None:
 
 
 def test_throughput_with_a_meter_measures_the_window(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness, "_open_meters", lambda request, required: ([ConstantMeter()], None))
+    monkeypatch.setattr(harness, "open_run_meters", lambda power, required: ([ConstantMeter()], None))
     out = tmp_path / "acme" / "box"
     assert main(["execute", "caraml-resnet50", "--profile", "smoke", "--runs", "2", "--out", str(out)]) == 0
     first, second = results(out / "caraml-resnet50")

@@ -151,7 +151,7 @@ class ConstantMeter(Meter):
 def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
     quick_spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harness, "_open_meters", lambda *args, **kwargs: ([ConstantMeter()], None))
+    monkeypatch.setattr(harness, "open_run_meters", lambda *args, **kwargs: ([ConstantMeter()], None))
     out = tmp_path / "acme" / "box"
     args = ["execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--synthetic", "--out", str(out)]
     assert main([*args, "--set", "activation_checkpointing=true", "--set", "precision=bf16"]) == 0

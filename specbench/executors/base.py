@@ -11,7 +11,7 @@ from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult
 
 if TYPE_CHECKING:
-    from specbench.executors.harness import RunContext
+    from specbench.executors.context import RunContext
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from specbench.executors.config import Option
-from specbench.executors.harness import RunContext
+from specbench.executors.context import RunContext
 
 CONV_OPTIONS = {
     "precision": Option(

@@ -31,8 +31,8 @@ from specbench.errors import UsageError
 from specbench.executors import tokens as tokdata
 from specbench.executors.base import RunOutcome
 from specbench.executors.config import Option, RunConfig
+from specbench.executors.context import RunContext
 from specbench.executors.distributed import from_env as dist_from_env
-from specbench.executors.harness import RunContext
 from specbench.scoring.flops import GptShape
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult

@@ -22,7 +22,7 @@ from specbench.executors.base import RunOutcome
 from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
 from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import RunConfig
-from specbench.executors.harness import RunContext
+from specbench.executors.context import RunContext
 from specbench.executors.imagedata import (
     EVAL_SEED,
     TRAIN_SEED,

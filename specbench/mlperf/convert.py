@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from specbench.executors.files import atomic_write_bytes, atomic_write_json, atomic_write_yaml, write_manifest
+from specbench.files import atomic_write_bytes, atomic_write_json, atomic_write_yaml, write_manifest
 from specbench.mlperf.check import declared_hyperparameters
 from specbench.mlperf.power import (
     NodeTrace,

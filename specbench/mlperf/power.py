@@ -250,7 +250,7 @@ def interconnect(log: PowerLog) -> Interconnect:
 
 
 def write_trace(folder: Path, trace: NodeTrace) -> None:
-    from specbench.executors.files import atomic_write_text
+    from specbench.files import atomic_write_text
 
     atomic_write_text(folder / CSV_NAME, trace.csv_text)
     atomic_write_text(folder / JSON_NAME, json.dumps(trace.metadata, indent=2, allow_nan=False) + "\n")
