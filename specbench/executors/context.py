@@ -28,7 +28,8 @@ class RunContext:
     """One run's spec, configuration, device, seed, log and power window; the executor calls its edges.
 
     `run_start()` and `run_stop()` synchronize the device and every rank, then open or close the
-    power window and log the edge. `checkpoint` records what the run has done so far in state.json.
+    power window and log the edge. `checkpoint` records what the run has done so far in state.json,
+    always before the log line that states it, so a killed run's state never lags its log.
     """
 
     resolved: ResolvedSpec
@@ -67,8 +68,8 @@ class RunContext:
             self.sampler.window_start()
         self.started_mono = time.monotonic()
         self.started_wall = time.time()
+        self.checkpoint(run_start_wall=self.started_wall)  # before the log: a kill between leaves no orphan line
         self.log.start(self.log.constants.RUN_START, time_ms=int(self.started_wall * 1000))
-        self.checkpoint(run_start_wall=self.started_wall)
         self.progress.start_clock()
 
     def run_stop(self, success: bool) -> None:
@@ -108,12 +109,12 @@ class RunContext:
         quality = self.resolved.spec.quality
         assert quality is not None
         self.curve.append(QualityPoint(epoch=epoch, step=step, samples=samples, value=value, t_s=self.elapsed_s()))
+        self.checkpoint(curve=[p.model_dump(mode="json") for p in self.curve])
         self.log.event(
             self.log.constants.EVAL_ACCURACY,
             value=value,
             metadata={"epoch_num": epoch, "samples_count": samples, "metric": quality.metric},
         )
-        self.checkpoint(curve=[p.model_dump(mode="json") for p in self.curve])
         return value >= quality.target if quality.direction == "higher" else value <= quality.target
 
     def power_now_w(self) -> float | None:

@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import sys
+from typing import Any
 
 from specbench.errors import UsageError
 
@@ -94,17 +95,22 @@ def sbatch_script(
     return "\n".join(lines)
 
 
-def failure_lines(failures: dict[int, object]) -> tuple[list[str], int]:
-    """One message per failed rank, and the exit code to return (the first failed rank's, else 1)."""
-    lines, code = [], 0
-    for rank in sorted(failures):
+def failure_lines(failures: dict[int, Any], first: int) -> tuple[list[str], int]:
+    """One message per failed rank, the first failure (the cause) first, and the exit code: the cause's."""
+    lines: list[str] = []
+    code = 1
+    for rank in [first, *sorted(r for r in failures if r != first)]:
         failure = failures[rank]
         exitcode = int(getattr(failure, "exitcode", 1))
-        local = getattr(failure, "local_rank", "?")
-        how = f"was killed by {failure.signal_name()}" if exitcode < 0 else f"exited with code {exitcode}"  # type: ignore[attr-defined]
-        lines.append(f"error: rank {rank} (local rank {local}) {how}; its own message is above")
-        code = code or (exitcode if exitcode > 0 else 128 - exitcode)
-    return lines, code or 1
+        where = f"rank {rank} (local rank {getattr(failure, 'local_rank', '?')})"
+        if rank != first and exitcode < 0:
+            lines.append(f"error: {where} was stopped by {failure.signal_name()} after rank {first} failed")
+            continue
+        how = f"was killed by {failure.signal_name()}" if exitcode < 0 else f"exited with code {exitcode}"
+        lines.append(f"error: {where} {how}; its own message is above")
+        if rank == first:
+            code = exitcode if exitcode > 0 else 128 - exitcode
+    return lines, code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(parse_args(argv if argv is not None else sys.argv[1:]))
     except ChildFailedError as err:
-        lines, code = failure_lines(dict(err.failures))
+        first, _ = err.get_first_failure()
+        lines, code = failure_lines(dict(err.failures), first)
         for line in lines:
             print(line, file=sys.stderr)
         return code

@@ -7,10 +7,11 @@ would hang the job): the failed process ends, and torchrun stops the others.
 
 from __future__ import annotations
 
+import json
 import signal
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -25,7 +26,9 @@ from specbench.executors.result import RunEvidence, compute_result, failure_reas
 from specbench.executors.runfolder import RunFolder
 from specbench.executors.runpower import collect_job_trace, run_sampler
 from specbench.files import atomic_write_json, write_manifest
-from specbench.power.trace import CSV_NAME
+from specbench.power.base import PowerError
+from specbench.power.scopes import device_scopes
+from specbench.power.trace import read_metadata
 from specbench.spec.result import PowerResult, QualityPoint, RunResult
 
 
@@ -163,22 +166,55 @@ def recover_killed(job: Job, config: RunConfig) -> Callable[[Path, int, dict[str
     """The result.json of a run killed outright, from what its state.json recorded (runfolder.Recover)."""
 
     def recover(run_dir: Path, number: int, state: dict[str, Any]) -> dict[str, Any]:
-        kept = " (its trace up to the kill is in power.csv)" if (run_dir / CSV_NAME).is_file() else ""
+        scope = job.resolved.spec.measurement.power.scope
+        devices = _traced_devices(run_dir, scope)
+        kept = " (its trace up to the kill is in power.csv)" if devices is not None else ""
         evidence = RunEvidence(
             number=number,
             seed=int(state["seed"]),
             started_at=str(state.get("started_at") or ""),
             started_wall=_number(state.get("run_start_wall")),
-            curve=[QualityPoint.model_validate(p) for p in state.get("curve") or []],
+            curve=[QualityPoint.model_validate(p) for p in state.get("curve") or []][: _evaluations(run_dir)],
             devices=int(state.get("devices") or job.dist.world),
             device_kind=str(state.get("device_kind") or job.device),
             synthetic=job.request.synthetic,
         )
-        power = PowerResult(measured=False, reason=f"not measured: the run was killed before run_stop{kept}")
+        power = PowerResult(
+            measured=False,
+            reason=f"not measured: the run was killed before run_stop{kept}",
+            scope=scope if devices is not None else None,  # type: ignore[arg-type]
+            devices=devices or [],
+        )
         result = compute_result(job.resolved, config, evidence, None, str(state["reason"]), power)
         return result.model_dump(mode="json")
 
     return recover
+
+
+def _traced_devices(run_dir: Path, scope: str) -> list[str] | None:
+    """The devices of the spec's scope in a killed run's trace (None without a readable trace)."""
+    try:
+        metadata = read_metadata(run_dir)
+    except PowerError:
+        return None
+    devices = [d for meter in metadata.get("meters", []) for d in meter.get("devices", []) if isinstance(d, dict)]
+    wanted = device_scopes(scope, (str(d.get("scope")) for d in devices))
+    return [str(d.get("key")) for d in devices if d.get("scope") in wanted]
+
+
+def _evaluations(run_dir: Path) -> int:
+    """eval_accuracy lines in a run's log: the curve points a killed run's result may claim."""
+    try:
+        text = (run_dir / "log.txt").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0
+    count = 0
+    for line in text.splitlines():
+        if line.startswith(":::MLLOG "):
+            with suppress(ValueError):
+                event = json.loads(line[len(":::MLLOG ") :])
+                count += isinstance(event, dict) and event.get("key") == "eval_accuracy"
+    return count
 
 
 def _number(value: Any) -> float | None:

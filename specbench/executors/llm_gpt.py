@@ -646,9 +646,8 @@ class LlmGptExecutor:
             train_tokens = spec.workload.dataset.train_samples
         else:
             tokens = load_tokens(ctx.resolved, ctx.data, plan.shape.sequence, plan.shape.vocab)
-            batches = (
-                _to_device(w, ctx.device) for w in tokens.train.shuffled(plan.micro_batch, ctx.seed + ctx.dist.rank)
-            )
+            windows = tokens.train.shuffled(plan.micro_batch, ctx.seed, ctx.dist.rank, ctx.dist.world)
+            batches = (_to_device(w, ctx.device) for w in windows)
             train_tokens = int(tokens.facts["train_samples"])
             if spec.quality is not None and tokens.eval.count:
                 held_out = tokens.eval

@@ -158,8 +158,10 @@ def power_result(window: Any, meters: list[Any], scope: str, unmeasured: str | N
 
 
 def failure_reason(failure: BaseException) -> str:
-    """One line on why a run did not complete; out of device memory names its fix."""
+    """One line on why a run did not complete; out of device memory names its fix, a peer's failure says so."""
     name = type(failure).__name__
+    if "Connection closed by peer" in str(failure):
+        return "another process of the job failed (gloo: connection closed by peer); its error is reported beside this"
     if "OutOfMemory" in name:
         return f"out of device memory: {str(failure).splitlines()[0][:300]}; lower global_batch_size with --set"
     text = str(failure).splitlines()[0][:300] if str(failure) else name

@@ -122,8 +122,9 @@ def check_same(existing: Path, fresh: dict[str, Any], what: str, keys: list[str]
     old = load_yaml(existing).data
     differing = [k for k in keys if old.get(k) != fresh.get(k)]
     if differing:
+        verb = "differ" if len(differing) > 1 or differing[0].endswith("s") else "differs"
         raise UsageError(
-            f"{existing} holds runs of a different {what} ({', '.join(differing)} differ); "
+            f"{existing} holds runs of a different {what} ({', '.join(differing)} {verb}); "
             "execute into a new --out folder instead of mixing them"
         )
 

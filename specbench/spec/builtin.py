@@ -26,6 +26,18 @@ RELEASED = "released"
 """Folder of `specs/` holding earlier, frozen versions of built-in specs as `ID-VERSION.yaml`."""
 
 
+def home_folder(path: Path) -> Path:
+    """The folder relative paths in a spec file start from: `specs/` for a released copy, else the file's own.
+
+    A released copy is the spec file verbatim, so `extends: ../rules/hpcai500.yaml` in it still means
+    the rule set beside `specs/`, as when it was released.
+    """
+    folder = path.resolve().parent
+    if folder == (data_root() / "specs" / RELEASED).resolve():
+        return folder.parent
+    return folder
+
+
 def spec_paths() -> list[Path]:
     """The current version of every built-in spec."""
     return sorted((data_root() / "specs").glob("*.yaml"))

@@ -92,7 +92,7 @@ def _resolve_extends(doc: Document, value: Any, root: Path) -> Path:
         raise InputError(
             [_problem(doc, ("extends",), f"expected a relative path or a built-in id, found absolute path {value!r}")]
         )
-    target = (here.parent / value).resolve()
+    target = (builtin.home_folder(here) / value).resolve()
     roots = [root.resolve(), builtin.data_root().resolve()]
     if not any(target.is_relative_to(r) for r in roots):
         raise InputError(

@@ -29,6 +29,11 @@ class SystemDescription(Strict):
     declared: dict[str, ParamValue] = Field(
         default_factory=dict, description="Facts stated by the submitter rather than captured."
     )
+    per_node: list[dict[LayerName, dict[str, ParamValue]]] | None = Field(
+        default=None,
+        description="A job of several nodes: each node's own layers, node 0 first (`layers` holds node 0's "
+        "with the job's totals).",
+    )
 
 
 class SubmissionMeta(Strict):
