@@ -56,7 +56,9 @@ def plan(request: ExecuteRequest) -> tuple[Job, list[RunConfig]]:
     dist = request.dist if request.dist.active else dist_from_env()
     request.dist = dist
     executor.check(resolved, device, request.synthetic, request.data)
-    configs = build_configs(resolved, executor.options, request.sets, device, executor.defaults)
+    defaults_for = getattr(executor, "defaults_for", None)
+    defaults = defaults_for(resolved) if defaults_for is not None else executor.defaults
+    configs = build_configs(resolved, executor.options, request.sets, device, defaults)
     for config in configs:
         check_config = getattr(executor, "check_config", None)
         if check_config is not None:
