@@ -88,11 +88,15 @@ class RunContext:
             return
         with suppress(Exception):
             self.sync()
-        self._stop(False)
+        self._stop(False, tolerant=True)
 
-    def _stop(self, success: bool) -> None:
+    def _stop(self, success: bool, tolerant: bool = False) -> None:
         if self.sampler is not None:
-            self.window = self.sampler.window_stop()
+            try:
+                self.window = self.sampler.window_stop()
+            except Exception:
+                if not tolerant:
+                    raise  # after a failure a meter that fails too leaves the run without a window
         self.stopped_mono = time.monotonic()
         self.stop_status = "success" if success else "aborted"
         self.log.end(

@@ -66,7 +66,10 @@ def run_once(job: Job, config: RunConfig, run_dir: Path, number: int, seed: int)
     )  # fmt: skip
     outcome, failure = _setup_and_train(job, ctx)
     if failure is None:
-        ctx.window = collect_job_trace(dist, sampler, ctx.window, run_dir)
+        try:
+            ctx.window = collect_job_trace(dist, sampler, ctx.window, run_dir)
+        except Exception as err:  # a node that fails now leaves the run without its trace: incomplete
+            failure = err
     evidence = RunEvidence(
         number, seed, folder.started_at, ctx.started_wall, _duration(ctx), ctx.curve, dist.world, job.device,
         request.synthetic,
