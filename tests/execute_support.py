@@ -15,9 +15,9 @@ REPO = Path(__file__).resolve().parent.parent
 WATTS = {"gpu0": 100.0, "gpu1": 250.0}
 
 
-def recorded_trace(folder: Path, seconds: float = 600.0, period: float = 0.1) -> Path:
-    """A recorded trace of two accelerators at constant power, for the replay meter."""
-    devices = [Device(key=key, meter="recorded", scope="accelerator", energy_counter="test counter") for key in WATTS]
+def recorded_trace(folder: Path, seconds: float = 600.0, period: float = 0.1, scope: str = "accelerator") -> Path:
+    """A recorded trace of two devices (accelerators by default) at constant power, for the replay meter."""
+    devices = [Device(key=key, meter="recorded", scope=scope, energy_counter="test counter") for key in WATTS]
     samples = []
     for i in range(int(seconds / period)):
         t = i * period

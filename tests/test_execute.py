@@ -412,3 +412,29 @@ def test_the_progress_line_power_sums_every_device(tmp_path: Path) -> None:
     )
     assert ctx.power_now_w() == pytest.approx(sum(10.0 + i for i in range(24)))
     assert sampler.samples == []  # streamed to power.csv, none kept in memory
+
+
+def test_a_node_scope_spec_is_measured_by_grace_modules_and_validates(tmp_path: Path) -> None:
+    """Spec scope `node` on a machine whose node-level meter is the Grace superchip modules (no RAPL psys)."""
+    from execute_support import WATTS, recorded_trace
+
+    from specbench.validator import validate_submission
+
+    text = (
+        (REPO / "specs" / "caraml-resnet50.yaml")
+        .read_text()
+        .replace("extends: ../rules/hpcai500.yaml", "extends: hpcai500")
+    )
+    assert text.count("scope: accelerator") == 2
+    spec = tmp_path / "caraml-node.yaml"
+    spec.write_text(text.replace("scope: accelerator", "scope: node"))
+    trace = recorded_trace(tmp_path / "recorded", scope="module")
+    out = tmp_path / "acme" / "gh200"
+    assert main(["execute", str(spec), "--profile", "smoke", "--power", f"replay:{trace}", "--out", str(out)]) == 0
+    (result,) = results(out / "caraml-resnet50")
+    power = result["power"]
+    assert power["measured"] and power["scope"] == "node" and sorted(power["devices"]) == ["gpu0", "gpu1"]
+    assert power["mean_power_w"] == pytest.approx(sum(WATTS.values()), rel=0.02)
+    report = validate_submission(out, spec=spec)
+    assert report.compliant(), [f.to_dict() for f in report.findings]
+    assert not [f for f in report.findings if f.code.startswith("SB-PWR")]
