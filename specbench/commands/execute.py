@@ -47,8 +47,9 @@ Exit codes: 0 every run reached its target (or completed, for throughput);
 1 a run failed to reach its target; 2 unusable spec, options or data;
 3 a run crashed (out of memory, ...); 130 interrupted. Runs already in
 --out are kept and counted: executing again continues with the next run.
-Under torchrun or Slurm the exit code is torchrun's (non-zero if any
-process failed). See docs/execute.md and docs/distributed.md.""",
+With --nproc-per-node or --nnodes the exit code is that of the first
+process that failed (each failed process is named in one line).
+See docs/execute.md and docs/distributed.md.""",
 )
 @click.argument("spec")
 @click.option("--profile", default="official", show_default=True, help="Profile: official, smoke, ...")
