@@ -109,8 +109,11 @@ def reconcile_runs(bench_dir: Path, recover: Recover | None = None) -> Resume:
             )
         state = {**state, "status": "incomplete", "reason": KILLED}
         if recover is not None and isinstance(state.get("seed"), int):
-            atomic_write_json(path / RESULT, recover(path, number, state))
             seeds.append(state["seed"])
+            try:
+                atomic_write_json(path / RESULT, recover(path, number, state))
+            except (ValueError, KeyError, TypeError) as err:  # a state.json edited by hand: no result, say why
+                state["reason"] = f"{KILLED} (none could be recovered from state.json: {err})"[:500]
         atomic_write_json(path / STATE, state)
     return Resume(last + 1, completed, seeds)
 
