@@ -27,6 +27,7 @@ from specbench.spec.yamlio import load_yaml  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TINY_TOKENS_PER_STEP = 16 * 128
+SMOKE_SEED = 1  # measured: benchmarks/results/smoke_seeds/llm-gpt.json
 
 
 def results(bench: Path) -> list[dict[str, Any]]:
@@ -46,8 +47,8 @@ def quick_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("train_samples: 262144", "train_samples: 16384"),
         ("eval_samples: 16384", "eval_samples: 2048"),
         ("warmup_steps: 2\n", "warmup_steps: 1\n"),
-        ("measure_steps: 80\n", "measure_steps: 3\n"),
-        ("eval_every_steps: 20", "eval_every_steps: 2"),
+        ("measure_steps: 120\n", "measure_steps: 3\n"),
+        ("eval_every_steps: 30", "eval_every_steps: 2"),
     ):
         assert old in text, old
         text = text.replace(old, new)
@@ -64,28 +65,28 @@ def token_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def test_smoke_profile_trains_to_its_loss_target_and_validates(tmp_path: Path) -> None:
+def test_smoke_profile_trains_to_its_loss_target_at_the_default_level_and_validates(tmp_path: Path) -> None:
     out = tmp_path / "acme" / "cpu-box"
-    args = ["execute", "llm-gpt", "--profile", "smoke", "--level", "free", "--power", "none", "--out", str(out)]
+    args = ["execute", "llm-gpt", "--profile", "smoke", "--seed", str(SMOKE_SEED), "--power", "none", "--out", str(out)]
     assert main(args) == 0
     bench = out / "llm-gpt"
     (result,) = results(bench)
     RunResult.model_validate(result)
-    assert result["status"] == "success"
+    assert result["status"] == "success" and result["level"] == "system" and result["spec_version"] == "1.1.0"
     quality = result["quality"]
     assert quality["metric"] == "eval_loss" and quality["direction"] == "lower" and quality["target"] == 2.0
     assert quality["reached"] and quality["best"] <= 2.0
     curve = [p["value"] for p in quality["curve"]]
-    assert [p["step"] for p in quality["curve"]] == [20, 40, 60, 80]
+    assert [p["step"] for p in quality["curve"]] == [30, 60, 90, 120]
     assert curve[0] < np.log(256) and curve[-1] < curve[0]
-    assert result["samples_processed"] == 80 * TINY_TOKENS_PER_STEP and result["sample_unit"] == "token"
-    assert result["model_flops"] == pytest.approx(2970624 * 80 * TINY_TOKENS_PER_STEP)
+    assert result["samples_processed"] == 120 * TINY_TOKENS_PER_STEP and result["sample_unit"] == "token"
+    assert result["model_flops"] == pytest.approx(2970624 * 120 * TINY_TOKENS_PER_STEP)
     assert result["throughput"]["samples_per_s"] == pytest.approx(result["samples_processed"] / result["duration_s"])
     assert 0 < result["throughput"]["step_time_s_median"] < result["duration_s"]
     meta = SubmissionMeta.model_validate(load_yaml(bench / "submission.yaml").data)
     train, held_out = tok.generated_splits(262144, 16384)
     assert meta.dataset["sha256"] == tok.arrays_sha256(train, held_out)
-    assert meta.dataset["name"] == "specbench-generated-text" and meta.variant == "tiny"
+    assert meta.dataset["name"] == "specbench-generated-text" and meta.variant == "tiny" and meta.seed == SMOKE_SEED
     logged = {e["key"]: e for e in events(bench / "run_1" / "log.txt")}
     assert logged["hardware_flops_per_sample"]["value"] == pytest.approx(
         6 * (2 * 12 * 128 * 128 + 256 * 128) + 12 * 2 * 128 * 128
@@ -97,14 +98,39 @@ def test_smoke_profile_trains_to_its_loss_target_and_validates(tmp_path: Path) -
     assert [f"{f.code} {f.message}" for f in report.findings if f.severity == "error"] == []
 
 
-def test_the_default_level_refuses_the_tiny_smoke_model_naming_the_rule(
+def test_the_official_shapes_keep_their_sequence_of_2048_at_the_system_level(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["execute", "llm-gpt", "--profile", "smoke", "--power", "none", "--out", str(tmp_path / "a" / "b")]
-    assert main(args) == 2
-    assert "sequence_length=128 breaks rules.workload.sequence_length (layer 8, workload) at level system" in (
-        capsys.readouterr().err
+    args = ["execute", "llm-gpt", "--profile", "smoke", "--set", "model=800M", "--power", "none"]
+    assert main([*args, "--out", str(tmp_path / "a" / "b")]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: the configuration sequence_length=128 breaks rules.workload.sequence_length (layer 8, workload) at "
+        "level system: expected 2048 (CARAML's shapes; the smoke profile's tiny model has its own sequence of 128)"
     )
+
+
+def test_a_seed_replays_a_run(quick_spec: Path, tmp_path: Path) -> None:
+    curves = []
+    for name in ("first", "second"):
+        out = tmp_path / "acme" / name
+        assert (
+            main(
+                ["execute", str(quick_spec), "--profile", "smoke", "--seed", "5", "--power", "none", "--out", str(out)]
+            )
+            == 0
+        )
+        (result,) = results(out / "llm-gpt")
+        curves.append((result["seed"], [p["value"] for p in result["quality"]["curve"]]))
+    assert curves[0] == curves[1] and curves[0][0] == 5 and len(curves[0][1]) == 1
+
+
+def test_released_1_0_0_submissions_still_validate() -> None:
+    """The committed llm-gpt submissions name spec 1.0.0, kept verbatim under specs/released."""
+    from specbench.validator.validate import validate_submission
+
+    for folder in ("h200-llm", "h200x2-llm"):
+        report = validate_submission(REPO / "submissions" / "specbench" / folder)
+        assert report.compliant(), (folder, [f.to_dict() for f in report.findings if f.severity == "error"])
 
 
 def test_a_global_batch_sweep_on_a_token_file_accumulates_gradients(quick_spec: Path, token_file: Path) -> None:
@@ -151,7 +177,7 @@ class ConstantMeter(Meter):
 def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
     quick_spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harness, "_open_meters", lambda *args, **kwargs: ([ConstantMeter()], None))
+    monkeypatch.setattr(harness, "open_run_meters", lambda *args, **kwargs: ([ConstantMeter()], None))
     out = tmp_path / "acme" / "box"
     args = ["execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--synthetic", "--out", str(out)]
     assert main([*args, "--set", "activation_checkpointing=true", "--set", "precision=bf16"]) == 0

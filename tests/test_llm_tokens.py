@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -109,6 +110,19 @@ def test_windows_give_next_token_targets_and_cover_every_window_once_per_epoch()
     second = [next(stream) for _ in range(3)]
     assert [b.tolist() for b in second] != [b.tolist() for b in epoch]
     assert [b.shape[0] for b in windows.in_order(4)] == [4, 4, 2]
+
+
+def test_data_parallel_ranks_share_one_permutation_and_never_see_the_same_window_in_an_epoch() -> None:
+    windows = tok.Windows(np.arange(1, 4 * 50 + 2, dtype=np.uint16), sequence=4)  # 50 windows
+    one = windows.shuffled(batch_size=4, seed=11)
+    single = [next(one) for _ in range(12)]  # 50 // 4 = 12 batches in epoch 0
+    ranks = [windows.shuffled(batch_size=2, seed=11, rank=r, world=2) for r in range(2)]
+    for step, batch in enumerate(single):
+        shares = [next(stream) for stream in ranks]
+        np.testing.assert_array_equal(np.concatenate(shares), batch)  # the global batch, split in rank order
+        assert set(shares[0][:, 0]).isdisjoint(shares[1][:, 0]), step
+    epoch = [int(row[0]) for r in range(2) for b in itertools.islice(windows.shuffled(2, 11, r, 2), 12) for row in b]
+    assert len(epoch) == len(set(epoch)) == 48
 
 
 def test_too_little_data_for_one_micro_batch_is_refused() -> None:

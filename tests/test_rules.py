@@ -75,6 +75,12 @@ def test_when_and_cardinality() -> None:
     assert count_ok("at_most_one", 0) and not count_ok("at_most_one", 2)
 
 
+def test_a_when_list_applies_to_each_of_its_values() -> None:
+    rule = RULE.validate_python({"kind": "fixed", "value": 2048, "when": {"model": ["800M", "13B"]}})
+    assert applies(rule, {"model": "800M"}) and applies(rule, {"model": "13B"})
+    assert not applies(rule, {"model": "tiny"}) and not applies(rule, {})
+
+
 def test_invalid_rules_are_refused() -> None:
     with pytest.raises(ValueError):
         RULE.validate_python({"kind": "range"})

@@ -19,15 +19,18 @@ def default_out() -> Path:
 
 def worker_args(
     spec: str, profile: str, level: str | None, runs: int | None, out: Path, sets: tuple[str, ...],
-    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float,
+    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float, seed: int | None = None,
 ) -> list[str]:  # fmt: skip
     """The `specbench execute` arguments each process of a launched job runs with (absolute paths)."""
-    args = [spec, "--profile", profile, "--out", str(out.resolve()), "--device", device, "--power", power]
-    args += ["--interval-ms", repr(interval_ms)]
+    spec_path = Path(spec)
+    args = [str(spec_path.resolve()) if spec_path.is_file() else spec, "--profile", profile]
+    args += ["--out", str(out.resolve()), "--device", device, "--power", power, "--interval-ms", repr(interval_ms)]
     if level:
         args += ["--level", level]
     if runs:
         args += ["--runs", str(runs)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
     for item in sets:
         args += ["--set", item]
     if data is not None:
@@ -44,8 +47,9 @@ Exit codes: 0 every run reached its target (or completed, for throughput);
 1 a run failed to reach its target; 2 unusable spec, options or data;
 3 a run crashed (out of memory, ...); 130 interrupted. Runs already in
 --out are kept and counted: executing again continues with the next run.
-Under torchrun or Slurm the exit code is torchrun's (non-zero if any
-process failed). See docs/execute.md and docs/distributed.md.""",
+With --nproc-per-node or --nnodes the exit code is that of the first
+process that failed (each failed process is named in one line).
+See docs/execute.md and docs/distributed.md.""",
 )
 @click.argument("spec")
 @click.option("--profile", default="official", show_default=True, help="Profile: official, smoke, ...")
@@ -89,6 +93,13 @@ process failed). See docs/execute.md and docs/distributed.md.""",
     "--interval-ms", type=click.FloatRange(10, 60000), default=100.0, show_default=True, help="Power sampling period."
 )
 @click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the runs: run N uses SEED + N - 1 (recorded in submission.yaml) [default: a fresh random seed "
+    "per run].",
+)
+@click.option(
     "--nproc-per-node",
     type=click.IntRange(min=1),
     default=1,
@@ -104,9 +115,16 @@ process failed). See docs/execute.md and docs/distributed.md.""",
 )
 @click.option(
     "--rdzv-endpoint",
-    default="localhost:29400",
+    default=None,
+    metavar="HOST:PORT",
+    help="Several nodes: torchrun's rendezvous on the first node, the same on every node [one node: torchrun "
+    "--standalone picks a free port].",
+)
+@click.option(
+    "--rdzv-id",
+    default="specbench",
     show_default=True,
-    help="HOST:PORT of torchrun's rendezvous (the first node) for multi-node runs.",
+    help="Several nodes: the job's rendezvous id, the same on every node.",
 )
 @click.option("--slurm", is_flag=True, help="Write an sbatch script (srun + torchrun) and submit it with sbatch.")
 @click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, help="Slurm: nodes.")
@@ -124,9 +142,10 @@ process failed). See docs/execute.md and docs/distributed.md.""",
 @click.option("--wait", is_flag=True, help="Slurm: block until the job ends (sbatch --wait) and exit with its code.")
 def command(
     spec: str, profile: str, level: str | None, runs: int | None, out: Path | None, sets: tuple[str, ...],
-    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float, nproc_per_node: int,
-    nnodes: int, rdzv_endpoint: str, slurm: bool, nodes: int, gpus_per_node: int, partition: str | None,
-    time_limit: str | None, cpus_per_task: int | None, dry_run: bool, wait: bool,
+    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float, seed: int | None,
+    nproc_per_node: int, nnodes: int, rdzv_endpoint: str | None, rdzv_id: str, slurm: bool, nodes: int,
+    gpus_per_node: int, partition: str | None, time_limit: str | None, cpus_per_task: int | None, dry_run: bool,
+    wait: bool,
 ) -> None:  # fmt: skip
     """Run SPEC (a file or a built-in id) and write a submission folder.
 
@@ -138,26 +157,28 @@ def command(
     \b
     Examples:
       specbench execute resnet50 --profile smoke            # the embedded default, CPU
+      specbench execute llm-gpt --profile smoke --seed 7    # replayable: run 1 uses seed 7
       specbench execute caraml-resnet50 --nproc-per-node 8  # 8 GPUs, DDP over NCCL
       specbench execute caraml-resnet50 --slurm --nodes 2 --gpus-per-node 4 --dry-run
     """
-    from specbench.executors import distributed
+    from specbench.executors import launch
 
     target = out or default_out()
-    args = worker_args(spec, profile, level, runs, target, sets, data, synthetic, device, power, interval_ms)
+    args = worker_args(spec, profile, level, runs, target, sets, data, synthetic, device, power, interval_ms, seed)
     if slurm:
         raise click.exceptions.Exit(
             _slurm(args, spec, target, nodes, gpus_per_node, partition, time_limit, cpus_per_task, dry_run, wait)
         )
-    if (nproc_per_node > 1 or nnodes > 1) and not distributed.inside_launcher():
-        launch = distributed.torchrun_command(args, nproc_per_node, nnodes, rdzv_endpoint, f"specbench-{spec}")
-        click.echo("launching: " + " ".join(launch), err=True)
-        raise click.exceptions.Exit(subprocess.call(launch))
+    if (nproc_per_node > 1 or nnodes > 1) and not launch.inside_launcher():
+        command = launch.torchrun_command(args, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id)
+        click.echo("launching: " + " ".join(command), err=True)
+        raise click.exceptions.Exit(subprocess.call(command))
     from specbench.executors.harness import ExecuteRequest, execute
 
     request = ExecuteRequest(
         spec=spec, out=target, profile=profile, level=level, runs=runs,  # type: ignore[arg-type]
         sets=list(sets), data=data, synthetic=synthetic, device=device, power=power, interval_ms=interval_ms,
+        seed=seed,
     )  # fmt: skip
     code = execute(request)
     if request.dist.writer:
@@ -169,20 +190,21 @@ def _slurm(
     args: list[str], spec: str, out: Path, nodes: int, gpus_per_node: int, partition: str | None,
     time_limit: str | None, cpus_per_task: int | None, dry_run: bool, wait: bool,
 ) -> int:  # fmt: skip
-    from specbench.executors import distributed
-    from specbench.executors.files import atomic_write_text
+    from specbench.executors import launch
+    from specbench.files import atomic_write_text
 
     nproc = max(1, gpus_per_node)
     log_dir = out.resolve().parent / f"{out.resolve().name}.slurm"  # beside the submission, not inside it
-    script = distributed.sbatch_script(
-        args, job_name=f"specbench-{spec}"[:64], nodes=nodes, gpus_per_node=gpus_per_node, nproc_per_node=nproc,
+    name = _job_name(spec)
+    script = launch.sbatch_script(
+        args, job_name=name, nodes=nodes, gpus_per_node=gpus_per_node, nproc_per_node=nproc,
         partition=partition, time_limit=time_limit, cpus_per_task=cpus_per_task, log_dir=str(log_dir),
     )  # fmt: skip
     if dry_run:
         click.echo(script, nl=False)
         return 0
     log_dir.mkdir(parents=True, exist_ok=True)
-    path = log_dir / f"specbench-{spec}.sbatch"
+    path = log_dir / f"{name}.sbatch"
     atomic_write_text(path, script)
     submit = ["sbatch", "--parsable", *(["--wait"] if wait else []), str(path)]
     click.echo(f"wrote {path}; submitting: {' '.join(submit)}", err=True)
@@ -197,3 +219,10 @@ def _slurm(
     if job:
         click.echo(f"job {job}: output in {log_dir}", err=True)
     return proc.returncode
+
+
+def _job_name(spec: str) -> str:
+    """A Slurm job and script name from the spec: its id, never a path."""
+    stem = Path(spec).stem if spec.endswith((".yaml", ".yml")) else spec
+    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in stem)
+    return f"specbench-{cleaned}"[:64]

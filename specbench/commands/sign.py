@@ -32,7 +32,7 @@ def command(submission: Path, key_path: Path) -> None:
     what the manifest lists. The signature is OpenSSH's (namespace "specbench"), so git's
     tooling and ssh-keygen verify it too.
     """
-    from specbench.executors.files import atomic_write_bytes
+    from specbench.files import atomic_write_bytes
     from specbench.sshsig import NAMESPACE, key_of, load_private_key, sign
     from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE
     from specbench.validator.validate import classify

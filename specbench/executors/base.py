@@ -11,7 +11,7 @@ from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult
 
 if TYPE_CHECKING:
-    from specbench.executors.harness import RunContext
+    from specbench.executors.context import RunContext
 
 
 @dataclass
@@ -37,7 +37,8 @@ class Executor(Protocol):
     def check(self, resolved: ResolvedSpec, device: str, synthetic: bool, data: Path | None) -> None:
         """Refuse, before anything starts, what this executor cannot run (with the fix in the message)."""
 
-    # Optional: `check_config(resolved, config)` refuses a configuration (after --set) before anything starts.
+    # Optional: `check_config(resolved, config)` refuses a configuration (after --set) before anything starts;
+    # `defaults_for(resolved)` gives the defaults of that spec where they differ from `defaults` (e.g. by optimizer).
 
     def dataset_facts(
         self, resolved: ResolvedSpec, config: RunConfig, data: Path | None, synthetic: bool

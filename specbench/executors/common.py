@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from specbench.executors.config import Option, Value
-from specbench.executors.harness import RunContext
+from specbench.executors.context import RunContext
 
 
 def workers_per_process() -> int:

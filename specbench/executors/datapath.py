@@ -16,7 +16,7 @@ import torch
 from specbench.errors import UsageError
 from specbench.executors.common import memory_format
 from specbench.executors.config import Option, RunConfig
-from specbench.executors.harness import RunContext
+from specbench.executors.context import RunContext
 from specbench.executors.imagedata import TensorBatches, imagenet_loaders
 from specbench.executors.imagenet import scan_tree
 from specbench.executors.jpegloader import DeviceImageLoader, Geometry

@@ -1,4 +1,4 @@
-"""Data-parallel runs on PyTorch's own runtime: torchrun launches, torch.distributed communicates.
+"""Data-parallel runs on PyTorch's own runtime: torch.distributed communicates (launch.py starts the job).
 
 Roles: global rank 0 writes the submission (log, results, manifest); local rank 0 of each node
 owns that node's power meters, so every device is measured exactly once; the other ranks train.
@@ -7,8 +7,6 @@ owns that node's power meters, so every device is measured exactly once; the oth
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,61 +111,3 @@ def shutdown(dist: Dist) -> None:
 
         if td.is_initialized():
             td.destroy_process_group()
-
-
-def inside_launcher(environ: dict[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return "TORCHELASTIC_RUN_ID" in env or int(env.get("WORLD_SIZE", "1")) > 1
-
-
-def torchrun_command(
-    worker_args: list[str], nproc_per_node: int, nnodes: int | str, rdzv_endpoint: str, rdzv_id: str
-) -> list[str]:
-    """torchrun (torch.distributed.run) running `specbench execute` with `worker_args` on each process."""
-    return [
-        sys.executable, "-m", "torch.distributed.run",
-        f"--nproc-per-node={nproc_per_node}", f"--nnodes={nnodes}",
-        "--rdzv-backend=c10d", f"--rdzv-endpoint={rdzv_endpoint}", f"--rdzv-id={rdzv_id}",
-        "-m", "specbench.cli", "execute", *worker_args,
-    ]  # fmt: skip
-
-
-def sbatch_script(
-    worker_args: list[str],
-    *,
-    job_name: str,
-    nodes: int,
-    gpus_per_node: int,
-    nproc_per_node: int,
-    partition: str | None,
-    time_limit: str | None,
-    cpus_per_task: int | None,
-    log_dir: str,
-    port: int = 29500,
-) -> str:
-    """An sbatch script: one srun task per node, each starting torchrun with `nproc_per_node` workers."""
-    lines = [
-        "#!/bin/bash",
-        f"#SBATCH --job-name={job_name}",
-        f"#SBATCH --nodes={nodes}",
-        "#SBATCH --ntasks-per-node=1",
-        f"#SBATCH --output={log_dir}/%x-%j.out",
-    ]
-    if gpus_per_node:
-        lines.append(f"#SBATCH --gpus-per-node={gpus_per_node}")
-    if cpus_per_task:
-        lines.append(f"#SBATCH --cpus-per-task={cpus_per_task}")
-    if partition:
-        lines.append(f"#SBATCH --partition={partition}")
-    if time_limit:
-        lines.append(f"#SBATCH --time={time_limit}")
-    command = torchrun_command(worker_args, nproc_per_node, "$SLURM_NNODES", "$HEAD:" + str(port), "$SLURM_JOB_ID")
-    quoted = " ".join(part if part.startswith(("$", "--nnodes=$", "--rdzv")) else shlex.quote(part) for part in command)
-    lines += [
-        "set -euo pipefail",
-        'HEAD=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
-        "export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}",
-        f"srun --kill-on-bad-exit=1 {quoted}",
-        "",
-    ]
-    return "\n".join(lines)

@@ -27,8 +27,8 @@ from specbench.executors.climate import CHANNELS, CLASSES, CamSplit, generate_ar
 from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
 from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import Option, RunConfig
+from specbench.executors.context import RunContext
 from specbench.executors.deeplab import DeepLabV3Plus
-from specbench.executors.harness import RunContext
 from specbench.executors.imagedata import TensorBatches
 from specbench.executors.loop import epoch_batches, train_to_quality
 from specbench.spec.resolve import ResolvedSpec

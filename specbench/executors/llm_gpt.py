@@ -31,8 +31,8 @@ from specbench.errors import UsageError
 from specbench.executors import tokens as tokdata
 from specbench.executors.base import RunOutcome
 from specbench.executors.config import Option, RunConfig
+from specbench.executors.context import RunContext
 from specbench.executors.distributed import from_env as dist_from_env
-from specbench.executors.harness import RunContext
 from specbench.scoring.flops import GptShape
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import ThroughputResult
@@ -646,9 +646,8 @@ class LlmGptExecutor:
             train_tokens = spec.workload.dataset.train_samples
         else:
             tokens = load_tokens(ctx.resolved, ctx.data, plan.shape.sequence, plan.shape.vocab)
-            batches = (
-                _to_device(w, ctx.device) for w in tokens.train.shuffled(plan.micro_batch, ctx.seed + ctx.dist.rank)
-            )
+            windows = tokens.train.shuffled(plan.micro_batch, ctx.seed, ctx.dist.rank, ctx.dist.world)
+            batches = (_to_device(w, ctx.device) for w in windows)
             train_tokens = int(tokens.facts["train_samples"])
             if spec.quality is not None and tokens.eval.count:
                 held_out = tokens.eval

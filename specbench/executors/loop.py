@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from specbench.executors.base import RunOutcome
-from specbench.executors.harness import RunContext
+from specbench.executors.context import RunContext
 from specbench.executors.imagedata import TensorBatches
 
 

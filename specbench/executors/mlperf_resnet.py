@@ -19,8 +19,8 @@ import torch
 from specbench.errors import UsageError
 from specbench.executors.base import RunOutcome
 from specbench.executors.config import RunConfig
+from specbench.executors.context import RunContext
 from specbench.executors.distributed import from_env
-from specbench.executors.harness import RunContext
 from specbench.executors.loop import epoch_batches, train_to_quality
 from specbench.executors.mlperf_optim import Lars, Schedule, batch_norm_span, split_decay
 from specbench.executors.resnet50 import ResNet50Executor, State, _evaluate, _step

@@ -18,10 +18,12 @@ import torch
 import torchvision
 
 from specbench.errors import UsageError
+from specbench.executors import lars
 from specbench.executors.base import RunOutcome
 from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
 from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import RunConfig
+from specbench.executors.context import RunContext
 from specbench.executors.datapath import (
     DATA_OPTIONS,
     check_data_settings,
@@ -30,7 +32,6 @@ from specbench.executors.datapath import (
     image_loaders,
     train_batches,
 )
-from specbench.executors.harness import RunContext
 from specbench.executors.imagedata import EVAL_SEED, TRAIN_SEED, TensorBatches, generate_images, tensor_sha256
 from specbench.executors.imagenet import scan_tree
 from specbench.executors.loop import train_to_quality
@@ -78,11 +79,10 @@ class ResNet50Executor:
 
     def check(self, resolved: ResolvedSpec, device: str, synthetic: bool, data: Path | None) -> None:
         spec = resolved.spec
-        hp = {**DEFAULTS, **spec.hyperparameters}
-        optimizer = hp.get("optimizer", hp.get("opt_name"))
-        if optimizer != "sgd":
+        optimizer = spec.hyperparameters.get("optimizer", spec.hyperparameters.get("opt_name", "sgd"))
+        if optimizer not in ("sgd", "lars"):
             raise UsageError(
-                f"the resnet50 executor trains with SGD; spec {spec.id!r} asks for optimizer {optimizer!r}"
+                f"the resnet50 executor trains with SGD or MLPerf's LARS; spec {spec.id!r} asks for optimizer {optimizer!r}"
             )
         self.check_data(resolved, synthetic, data)
 
@@ -104,6 +104,10 @@ class ResNet50Executor:
 
     def check_config(self, resolved: ResolvedSpec, config: RunConfig) -> None:
         check_data_settings(resolved, config)
+
+    def defaults_for(self, resolved: ResolvedSpec) -> dict[str, Any]:
+        """The hyperparameters used where the spec states none: MLPerf's LARS has its own, not SGD's."""
+        return lars.DEFAULTS if lars.uses_lars(resolved.spec.hyperparameters) else DEFAULTS
 
     def dataset_facts(
         self, resolved: ResolvedSpec, config: RunConfig, data: Path | None, synthetic: bool
@@ -207,6 +211,8 @@ class ResNet50Executor:
 
 
 def _optimizer(ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
+    if lars.uses_lars(ctx.hyperparameters):
+        return lars.optimizer(model, ctx.hyperparameters)
     decay: list[torch.nn.Parameter] = []
     no_decay: list[torch.nn.Parameter] = []
     for _name, param in model.named_parameters():
@@ -239,6 +245,8 @@ def _step(state: State, images: torch.Tensor, labels: torch.Tensor, device: torc
 
 
 def _learning_rate(ctx: RunContext, step: int, total_steps: int, steps_per_epoch: int) -> float:
+    if lars.uses_lars(ctx.hyperparameters):
+        return lars.learning_rate(ctx.hyperparameters, step, steps_per_epoch)
     base = float(ctx.hyperparameters["base_learning_rate"])
     warmup = int(float(_hp(ctx, "warmup_epochs")) * steps_per_epoch)
     if step < warmup:

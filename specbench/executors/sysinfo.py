@@ -1,4 +1,4 @@
-"""Capture the nine layers of the machine a run executes on, as parameters per layer."""
+"""Capture the layers of the machines a job executes on, and write them as the submission's system.yaml."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from specbench.errors import UsageError
+from specbench.executors.distributed import Dist
+from specbench.executors.runfolder import check_same
+from specbench.files import atomic_write_yaml
 from specbench.spec.system import SystemDescription
+from specbench.spec.yamlio import load_yaml
 
 ParamMap = dict[str, Any]
 
@@ -127,3 +132,48 @@ def describe_system(org: str, system: str, device: str, world_size: int = 1) -> 
         nodes=1,
         layers=capture_layers(device, world_size),  # type: ignore[arg-type]
     )
+
+
+def describe_job(dist: Dist, org: str, system: str, device: str) -> dict[str, Any]:
+    """system.yaml of a job, on rank 0: node 0's layers with job-wide totals, each node's own under `per_node`.
+
+    Every rank must call this (it gathers); other ranks get {}.
+    """
+    mine = describe_system(org, system, device, dist.world).model_dump(mode="json") if dist.owner else None
+    gathered = dist.gather(mine)
+    if gathered is None:
+        return {}
+    nodes = [d for d in gathered if d is not None]
+    description = nodes[0]
+    if dist.nnodes > 1 or dist.active:
+        description["nodes"] = dist.nnodes
+        hardware = description["layers"]["hardware"]
+        hardware["nodes"] = dist.nnodes
+        hardware["accelerator_count"] = sum(int(n["layers"]["hardware"].get("accelerator_count") or 0) for n in nodes)
+        description["layers"]["communication"] = {
+            "backend": "nccl" if device == "cuda" else "gloo",
+            "world_size": dist.world,
+        }
+        description["declared"] = {**description.get("declared", {}), "processes": dist.world}
+        if len(nodes) > 1:
+            description["per_node"] = [n["layers"] for n in nodes]
+    return description
+
+
+def write_system(out: Path, description: dict[str, Any]) -> None:
+    """Write system.yaml, or refuse a folder whose system.yaml describes another system or other hardware."""
+    out.mkdir(parents=True, exist_ok=True)
+    system_file = out / "system.yaml"
+    if not system_file.exists():
+        atomic_write_yaml(system_file, description)
+        return
+    check_same(system_file, description, "system", ["system", "submitter", "nodes"])
+    existing = load_yaml(system_file).data.get("layers", {})
+    existing = existing if isinstance(existing, dict) else {}
+    for layer in ("hardware", "accelerator_libraries"):
+        for key in ("accelerator_model", "accelerator_count", "cuda_version", "rocm_version"):
+            old = existing.get(layer, {})
+            if key in old and old[key] != description["layers"][layer].get(key):
+                raise UsageError(
+                    f"{system_file} describes other hardware or libraries ({layer}.{key} differs); use a new --out"
+                )

@@ -274,18 +274,25 @@ class Windows:
         offsets = np.arange(self.sequence + 1, dtype=np.int64)
         return np.asarray(self.tokens[starts[:, None] + offsets[None, :]], dtype=np.int64)
 
-    def shuffled(self, batch_size: int, seed: int) -> Iterator[np.ndarray]:
-        """Endless batches, a fresh permutation every epoch, the last partial batch of each dropped."""
-        if self.count < batch_size:
+    def shuffled(self, batch_size: int, seed: int, rank: int = 0, world: int = 1) -> Iterator[np.ndarray]:
+        """Endless batches of `batch_size` for this rank, a fresh permutation every epoch.
+
+        Every rank draws the same permutation (from `seed` and the epoch) and takes its own share of
+        each global batch of `batch_size` x `world` windows, so data-parallel ranks never see the same
+        window in one epoch; the last partial global batch of each epoch is dropped.
+        """
+        global_batch = batch_size * world
+        if self.count < global_batch:
             raise UsageError(
                 f"the token data holds {self.count} windows of {self.sequence + 1} tokens, "
-                f"fewer than one micro-batch of {batch_size}"
+                f"fewer than one micro-batch of {batch_size} on each of {world} process(es)"
             )
         epoch = 0
         while True:
             order = np.random.Generator(np.random.PCG64([seed, epoch])).permutation(self.count)
-            for start in range(0, self.count - batch_size + 1, batch_size):
-                yield self.batch(order[start : start + batch_size])
+            for start in range(0, self.count - global_batch + 1, global_batch):
+                share = start + rank * batch_size
+                yield self.batch(order[share : share + batch_size])
             epoch += 1
 
     def in_order(self, batch_size: int) -> Iterator[np.ndarray]:

@@ -2,7 +2,7 @@
 
 The staging folder is moved into place whole when it is complete (convert.py), so its files need
 no temporary names or syncs of their own; manifest.json is built from what was written, in the
-format `specbench.executors.files.write_manifest` gives it. YAML files are written as indented
+format `specbench.files.write_manifest` gives it. YAML files are written as indented
 JSON, which any YAML 1.2 reader reads back to the same values and the validator reads fast.
 """
 
@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from specbench.executors.files import MANIFEST, MANIFEST_FORMAT_VERSION
+from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION
 
 
 class Staging:

@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 
 from specbench.errors import SpecbenchError
 
-SCOPES = ("accelerator", "cpu_package", "dram", "platform", "module", "cpu", "sysio", "other", "none")
+SCOPES = ("accelerator", "cpu_package", "dram", "platform", "module", "cpu", "sysio", "wall", "other", "none")
 """What a device's power covers. Totals are made per scope and never added across scopes,
-because scopes nest (a Grace Hopper module includes its GPU, RAPL psys includes the package)."""
+because scopes nest (a Grace Hopper module includes its GPU, RAPL psys includes the package,
+a meter at the outlet (`wall`) includes everything behind it)."""
 
 
 class PowerError(SpecbenchError):

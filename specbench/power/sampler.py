@@ -8,13 +8,11 @@ at once in the caller's thread, so the window's counter difference covers exactl
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 import math
 import socket
-import statistics
 import threading
 import time
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,6 +22,7 @@ from typing import Any, Protocol
 
 from specbench.power.base import Device, DeviceState, Meter, PowerError, PowerValues
 from specbench.power.energy import DeviceEnergy, EnergyAccumulator
+from specbench.power.stats import BoundedSeries
 from specbench.power.trace import (
     COLUMNS,
     CSV_NAME,
@@ -121,27 +120,14 @@ def _iso(wall_s: float) -> str:
     return datetime.fromtimestamp(wall_s, tz=timezone.utc).isoformat()
 
 
-def describe(values: Sequence[float]) -> dict[str, float | int] | None:
-    """Count, mean, median, 95th percentile, min and max of a series, or None when it is empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
-    return {
-        "n": len(ordered),
-        "mean": math.fsum(ordered) / len(ordered),
-        "median": statistics.median(ordered),
-        "p95": p95,
-        "min": ordered[0],
-        "max": ordered[-1],
-    }
-
-
 class PowerSampler:
     """Samples every meter at a fixed period in a background thread and measures windows.
 
-    Use as a context manager (`start()` on enter, `stop()` on exit). With `trace_dir`, samples
-    stream into power.csv and `stop()` writes power.json; without it they stay in `samples`.
+    Use as a context manager (`start()` on enter, `stop()` on exit). With `trace_dir`, each sweep's
+    rows go to power.csv as they are read and power.json is written at start, after each window and
+    at stop, so a process killed outright leaves a readable trace up to its end; without `trace_dir`
+    samples stay in `samples`. Sampling statistics are summarised in bounded memory. `key_prefix`
+    goes before every device key (the node of a job of several nodes: "n1:nvml:0").
     """
 
     def __init__(
@@ -152,6 +138,7 @@ class PowerSampler:
         trace_dir: str | Path | None = None,
         clock: Clock | None = None,
         metadata: Mapping[str, Any] | None = None,
+        key_prefix: str = "",
     ) -> None:
         if not MIN_INTERVAL_S <= interval_s <= MAX_INTERVAL_S:
             raise PowerError(
@@ -161,7 +148,8 @@ class PowerSampler:
         if not meters:
             raise PowerError("no meters to sample; pass at least one (NullMeter says 'not measured')")
         self.meters = list(meters)
-        self.devices: list[Device] = [d for m in self.meters for d in m.devices]
+        self._meter_devices = [[dataclasses.replace(d, key=key_prefix + d.key) for d in m.devices] for m in meters]
+        self.devices: list[Device] = [d for devices in self._meter_devices for d in devices]
         keys = [d.key for d in self.devices]
         if len(set(keys)) != len(keys):
             raise PowerError(f"device keys must be unique across meters; got {keys}")
@@ -176,9 +164,12 @@ class PowerSampler:
         self._writer: CsvTraceWriter | None = None
         self._samples: list[Sample] = []
         self._sweep = 0
-        self._sweep_starts = array("d")
-        self._lateness = array("d")
-        self._latencies = array("d")
+        self._scheduled = 0
+        self._last_start: float | None = None
+        self._periods = BoundedSeries()
+        self._lateness = BoundedSeries()
+        self._latencies = BoundedSeries()
+        self._latest_w: dict[str, float] = {}
         self._gaps: list[Gap] = []
         self._missed = 0
         self._read_errors: dict[str, int] = {}
@@ -199,6 +190,7 @@ class PowerSampler:
         self._started_wall_s = self._clock.wall()
         if self.trace_dir is not None:
             self._writer = CsvTraceWriter(self.trace_dir)
+            write_metadata(self.trace_dir, self.metadata())
         self._thread = threading.Thread(target=self._run, name="specbench-power-sampler", daemon=True)
         self._thread.start()
 
@@ -256,9 +248,9 @@ class PowerSampler:
                 devices=tuple(a.result(duration_s) for a in accumulators),
             )
             self.windows.append(window)
-            if self._writer is not None:
-                self._writer.flush()
-            return window
+        if self.trace_dir is not None:
+            write_metadata(self.trace_dir, self.metadata())
+        return window
 
     def sample_now(self) -> None:
         """Take one reading of every meter now, outside the schedule (marked 'manual')."""
@@ -272,16 +264,19 @@ class PowerSampler:
         """Samples kept in memory; empty when they stream to `trace_dir`."""
         return list(self._samples)
 
+    def latest_power_w(self) -> float | None:
+        """The latest power of every device that gives one, summed (for progress lines), or None."""
+        with self._lock:
+            return math.fsum(self._latest_w.values()) if self._latest_w else None
+
     def sampling_stats(self) -> dict[str, Any]:
         with self._lock:
-            starts = list(self._sweep_starts)
-            periods = [b - a for a, b in itertools.pairwise(starts)]
             return {
                 "requested_period_s": self.interval_s,
-                "scheduled_sweeps": len(starts),
-                "achieved_period_s": describe(periods),
-                "start_lateness_s": describe(list(self._lateness)),
-                "read_latency_s": describe(list(self._latencies)),
+                "scheduled_sweeps": self._scheduled,
+                "achieved_period_s": self._periods.describe(),
+                "start_lateness_s": self._lateness.describe(),
+                "read_latency_s": self._latencies.describe(),
                 "missed_deadlines": self._missed,
                 "gaps": [{"t_mono_s": g.t_mono_s, "missed": g.missed} for g in self._gaps],
                 "gaps_listed_max": MAX_GAPS_LISTED,
@@ -300,7 +295,8 @@ class PowerSampler:
             "host": socket.gethostname(),
             "started_wall": _iso(self._started_wall_s) if self._started_wall_s is not None else None,
             "meters": [
-                {"kind": m.kind, "info": m.info(), "devices": [d.to_dict() for d in m.devices]} for m in self.meters
+                {"kind": m.kind, "info": m.info(), "devices": [d.to_dict() for d in devices]}
+                for m, devices in zip(self.meters, self._meter_devices, strict=True)
             ],
             "sampling": self.sampling_stats(),
             "state_start": _states_by_key(keys, self.states_start),
@@ -342,7 +338,10 @@ class PowerSampler:
             deadline = t0 + k * period
             with self._lock:
                 started = self._sweep_locked("")
-                self._sweep_starts.append(started)
+                self._scheduled += 1
+                if self._last_start is not None:
+                    self._periods.append(started - self._last_start)
+                self._last_start = started
                 self._lateness.append(started - deadline)
                 k = self._next_deadline_index(t0, k + 1)
 
@@ -366,6 +365,7 @@ class PowerSampler:
         self._sweep += 1
         started = self._clock.monotonic()
         offset = 0
+        rows: list[Sample] = []
         for meter in self.meters:
             count = len(meter.devices)
             before_mono, before_wall = self._clock.monotonic(), self._clock.wall()
@@ -384,18 +384,23 @@ class PowerSampler:
             self._latencies.append(latency)
             t_mono, t_wall = before_mono + latency / 2, before_wall + latency / 2
             for device, value in zip(self.devices[offset : offset + count], values, strict=True):
-                self._record(Sample(sweep, t_mono, t_wall, device.key, *_columns(value), latency, mark))
+                rows.append(Sample(sweep, t_mono, t_wall, device.key, *_columns(value), latency, mark))
             if self._window is not None:
                 for accumulator, value in zip(self._window[2][offset : offset + count], values, strict=True):
                     accumulator.add(t_mono, value)
             offset += count
+        self._record(rows)
         return started
 
-    def _record(self, sample: Sample) -> None:
+    def _record(self, rows: list[Sample]) -> None:
+        for sample in rows:
+            power_w = sample.power_instant_w if sample.power_instant_w is not None else sample.power_average_w
+            if power_w is not None:
+                self._latest_w[sample.device] = power_w
         if self._writer is not None:
-            self._writer.write(sample)
+            self._writer.write_rows(rows)
         else:
-            self._samples.append(sample)
+            self._samples.extend(rows)
 
 
 def _columns(value: PowerValues) -> tuple[float | None, float | None, float | None]:

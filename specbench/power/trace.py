@@ -7,13 +7,15 @@ docs/power.md. An empty CSV cell means "not measured", never zero.
 from __future__ import annotations
 
 import csv
+import io
+import itertools
 import json
 import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from specbench.power.base import Device, PowerError
 
@@ -32,6 +34,7 @@ COLUMNS = (
     "read_latency_s",
     "mark",
 )
+WRITE_CHUNK_ROWS = 4096
 MARKS = ("", "start", "stop", "manual")
 """'' for a scheduled reading, 'start'/'stop' for a window edge, 'manual' for `sample_now()`."""
 
@@ -100,24 +103,42 @@ def _optional(text: str) -> float | None:
 
 
 class CsvTraceWriter:
-    """Streams samples into `power.csv` as they are taken, so a long run needs no memory for them."""
+    """Streams samples into `power.csv` as they are taken, so a long run needs no memory for them.
 
-    def __init__(self, folder: Path) -> None:
+    Each `write_rows` call is one unbuffered write of whole lines: a process killed outright
+    (SIGKILL, the out-of-memory killer) leaves every row it wrote before, and never half a row.
+    """
+
+    def __init__(self, folder: Path, *, append: bool = False) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / CSV_NAME
-        self._file: TextIO = self.path.open("w", newline="", encoding="utf-8")
-        self._writer = csv.writer(self._file, lineterminator="\n")
-        self._writer.writerow(COLUMNS)
+        mode = os.O_APPEND if append else os.O_TRUNC
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | mode, 0o644)
+        if not append:
+            self._write_text(",".join(COLUMNS) + "\n")
 
     def write(self, sample: Sample) -> None:
-        self._writer.writerow(sample.row())
+        self.write_rows([sample])
+
+    def write_rows(self, samples: Iterable[Sample]) -> None:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(s.row() for s in samples)
+        self._write_text(buffer.getvalue())
+
+    def _write_text(self, text: str) -> None:
+        if self._fd is None:
+            raise PowerError(f"{self.path}: the trace writer is closed")
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(self._fd, data) :]
 
     def flush(self) -> None:
-        self._file.flush()
+        """Nothing to do: every row reaches the operating system when written."""
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> Path:
@@ -130,11 +151,13 @@ def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> Path:
     return path
 
 
-def write_samples(folder: Path, samples: Iterable[Sample]) -> Path:
-    writer = CsvTraceWriter(folder)
+def write_samples(folder: Path, samples: Iterable[Sample], *, append: bool = False) -> Path:
+    """Write (or append) samples to power.csv, a few thousand rows per write."""
+    writer = CsvTraceWriter(folder, append=append)
     try:
-        for sample in samples:
-            writer.write(sample)
+        iterator = iter(samples)
+        while chunk := list(itertools.islice(iterator, WRITE_CHUNK_ROWS)):
+            writer.write_rows(chunk)
     finally:
         writer.close()
     return writer.path

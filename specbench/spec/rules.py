@@ -31,10 +31,10 @@ class _RuleBase(BaseModel):
         description="Levels at which the rule binds. Default: the levels at which its layer is fixed; "
         "elsewhere the parameter need only be reported.",
     )
-    when: dict[str, Scalar] | None = Field(
+    when: dict[str, Scalar | list[Scalar]] | None = Field(
         default=None,
-        description="The rule applies only when each named parameter of the same layer has the given value "
-        "(for example `{optimizer: lars}`).",
+        description="The rule applies only when each named parameter of the same layer has the given value, "
+        "or one of the values of a list (for example `{optimizer: lars}`, `{model: [800M, 13B]}`).",
     )
     cardinality: Cardinality = Field(
         default="exactly_one",
@@ -237,7 +237,11 @@ def evaluate(rule: BaseModel, value: Any, params: Mapping[str, Any]) -> Verdict:
 def applies(rule: BaseModel, params: Mapping[str, Any]) -> bool:
     """Whether a rule's `when` condition holds for the given parameters."""
     when = rule.when  # type: ignore[attr-defined]
-    return not when or all(params.get(k) == v for k, v in when.items())
+    return not when or all(_matches(params.get(k), v) for k, v in when.items())
+
+
+def _matches(value: Any, wanted: Scalar | list[Scalar]) -> bool:
+    return any(value == w for w in wanted) if isinstance(wanted, list) else value == wanted
 
 
 def count_ok(cardinality: Cardinality, count: int) -> bool:

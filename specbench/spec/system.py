@@ -29,6 +29,11 @@ class SystemDescription(Strict):
     declared: dict[str, ParamValue] = Field(
         default_factory=dict, description="Facts stated by the submitter rather than captured."
     )
+    per_node: list[dict[LayerName, dict[str, ParamValue]]] | None = Field(
+        default=None,
+        description="A job of several nodes: each node's own layers, node 0 first (`layers` holds node 0's "
+        "with the job's totals).",
+    )
 
 
 class SubmissionMeta(Strict):
@@ -44,6 +49,12 @@ class SubmissionMeta(Strict):
     submitter: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
     system: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
     synthetic_data: bool = False
+    seed: int | None = Field(
+        default=None,
+        ge=0,
+        description="The --seed the runs' seeds derive from (run N uses seed + N - 1); absent when each run drew "
+        "a fresh random seed.",
+    )
     hyperparameters: dict[str, ParamValue] = Field(description="The hyperparameters used (layer 8), as declared.")
     layers: dict[LayerName, dict[str, ParamValue]] = Field(
         default_factory=dict,

@@ -23,7 +23,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from specbench.executors.files import write_manifest
+from specbench.files import write_manifest
 from specbench.scoring.leaderboard import build
 from specbench.validator.model import Report
 from specbench.validator.validate import validate_submission

@@ -16,6 +16,7 @@ from typing import Any
 
 from specbench.power.base import Device, PowerError
 from specbench.power.energy import DeviceEnergy
+from specbench.power.scopes import device_scopes
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION
 from specbench.spec.models import PowerRequirement
 from specbench.spec.result import RunResult
@@ -29,8 +30,6 @@ from specbench.validator.powerwindow import DeviceWindow
 from specbench.validator.tracefile import CsvTrace, Series, read_csv
 from specbench.validator.values import is_number
 
-SCOPE_DEVICES: dict[str, tuple[str, ...]] = {"accelerator": ("accelerator",), "node": ("platform",), "wall": ()}
-"""Device scopes (specbench.power.SCOPES) that make up each measurement scope a spec may ask for."""
 LIMIT_MARGIN = 0.10
 IDLE_MARGIN = 0.10
 
@@ -258,7 +257,7 @@ class PowerCheck:
         assert self.run.run_start_ms is not None and self.run.run_stop_ms is not None
         start_s, stop_s = self.run.run_start_ms / 1000.0, self.run.run_stop_ms / 1000.0
         period_s = 1.0 / requirement.min_sampling_hz
-        wanted = SCOPE_DEVICES[requirement.scope]
+        wanted = device_scopes(requirement.scope, (d.scope for d in meta.devices))
         energies: list[DeviceEnergy] = []
         achieved: dict[str, float] = {}
         edges: list[tuple[float, float]] = []

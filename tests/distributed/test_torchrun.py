@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mlperf_logging")
 
-from specbench.executors.distributed import Dist, from_env, sbatch_script, torchrun_command
+from specbench.executors.distributed import Dist, from_env
+from specbench.executors.launch import sbatch_script, torchrun_command
 from specbench.power.base import Device
 from specbench.power.trace import FORMAT, FORMAT_VERSION, Sample, write_metadata, write_samples
 from specbench.validator import validate_submission
@@ -88,8 +89,10 @@ def test_roles_from_torchrun_environment() -> None:
 
 def test_launch_commands_use_torchrun() -> None:
     command = torchrun_command(["resnet50"], 4, 2, "head:29500", "job")
-    assert command[1:3] == ["-m", "torch.distributed.run"]
-    assert "--nproc-per-node=4" in command and "--rdzv-endpoint=head:29500" in command
+    assert command[1:3] == ["-m", "specbench.executors.launch"]  # torchrun in-process, failures in one line each
+    assert "--nproc-per-node=4" in command and "--rdzv-endpoint=head:29500" in command and "--rdzv-id=job" in command
+    one_node = torchrun_command(["specs/resnet50.yaml"], 2)
+    assert "--standalone" in one_node and not [a for a in one_node if a.startswith("--rdzv")]
     script = sbatch_script(
         ["caraml-resnet50", "--out", "/shared/sub/acme/x"], job_name="specbench-x", nodes=2, gpus_per_node=4,
         nproc_per_node=4, partition="gpu", time_limit="01:00:00", cpus_per_task=32, log_dir="/shared/sub/acme/x/slurm",

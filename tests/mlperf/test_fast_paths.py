@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mlperf_support import CORPUS
 
 from specbench.errors import InputError
-from specbench.executors.files import write_manifest
+from specbench.files import write_manifest
 from specbench.mlperf.staging import Staging
 from specbench.spec.yamlio import MAX_DEPTH, parse_yaml
 from specbench.validator.documents import _json_document

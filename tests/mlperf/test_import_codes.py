@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mlperf_support import SMC_RESULTS, edit_events, find
 
-from specbench.executors.files import write_manifest
+from specbench.files import write_manifest
 from specbench.mlperf import import_results
 from specbench.validator import CODES, validate_submission
 from specbench.validator.model import Report

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlperf_support import TOKEN, Imported
 
-from specbench.executors.files import write_manifest
+from specbench.files import write_manifest
 from specbench.mlperf.power import check_markers, parse_power_log
 from specbench.validator import validate_submission
 from specbench.validator.mlperf import SourceFile

@@ -249,3 +249,35 @@ def test_the_system_clock_returns_at_once_when_stopped_or_late() -> None:
     assert system.wait_until(system.monotonic() - 1.0, stop) is False
     stop.set()
     assert system.wait_until(system.monotonic() + 3600.0, stop) is True
+
+
+def test_a_streamed_trace_is_readable_while_sampling_and_keeps_nothing_in_memory(tmp_path, clock: FakeClock) -> None:
+    """power.json is there from the start and power.csv grows sweep by sweep: a kill at any time leaves a trace."""
+    sampler = PowerSampler([ScriptedMeter(clock)], 0.1, trace_dir=tmp_path, clock=clock, key_prefix="n1:")
+    sampler.start()
+    try:
+        early = read_trace(tmp_path)  # before any window and before stop()
+        assert [d.key for d in early.devices] == ["n1:fake:0"]
+        sampler.sample_now()
+        assert [s.device for s in read_trace(tmp_path).samples][-1] == "n1:fake:0"
+        assert sampler.latest_power_w() is not None and sampler.samples == []
+    finally:
+        clock.end = clock.now
+        sampler.stop()
+
+
+def test_sampling_statistics_of_a_long_run_stay_bounded() -> None:
+    from specbench.power.stats import BoundedSeries, describe
+
+    values = [float(i % 997) for i in range(200_000)]
+    series = BoundedSeries(kept_max=1024)
+    for value in values:
+        series.append(value)
+    exact, bounded = describe(values), series.describe()
+    assert exact is not None and bounded is not None
+    assert len(series._kept) <= 1024
+    assert (bounded["n"], bounded["min"], bounded["max"]) == (exact["n"], exact["min"], exact["max"])
+    assert bounded["mean"] == pytest.approx(exact["mean"], rel=1e-12)
+    assert bounded["median"] == pytest.approx(exact["median"], abs=10) and bounded["p95"] == pytest.approx(
+        exact["p95"], abs=10
+    )

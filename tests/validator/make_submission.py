@@ -21,7 +21,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from specbench.executors import files
+from specbench import files
 from specbench.power.base import Device, DeviceState, PowerValues
 from specbench.power.energy import EnergyAccumulator
 from specbench.power.sampler import Window
