@@ -34,6 +34,7 @@ from pathlib import Path
 from specbench.mlperf import import_results
 from specbench.mlperf.check import check_log
 from specbench.mlperf.source import ROUND
+from specbench.validator.mllog import parse_log
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "mlperf-training"
@@ -49,6 +50,7 @@ def ruleset_of(path: Path) -> str:
 
 
 def ours(files: list[tuple[Path, str]]) -> int:
+    parse_log.cache_clear()  # every round parses every log anew (the importer keeps the last few parsed)
     failed = 0
     for path, ruleset in files:
         run, _ = check_log(path.read_bytes().decode("utf-8", errors="replace"), ruleset=ruleset)

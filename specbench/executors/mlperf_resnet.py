@@ -106,7 +106,8 @@ class MlperfResNet50Executor(ResNet50Executor):
             warmup_steps=round(_number(hp, keys["warmup_epochs"]) * state.steps_per_epoch),
             decay_steps=max(1, int(_number(hp, keys["decay_steps"]))),
         )
-        epochs = math.ceil(schedule.total_steps / state.steps_per_epoch)
+        every = max(1, round(ctx.resolved.spec.quality.eval_every_epochs or 1))  # type: ignore[union-attr]
+        epochs = math.ceil(schedule.total_steps / state.steps_per_epoch / every) * every  # ends on an evaluation
         budget = ctx.resolved.spec.budget.epochs
         device = torch.device(ctx.device)
 

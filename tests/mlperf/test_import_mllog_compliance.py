@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from mlperf_support import read_events
 
 mlp_compliance = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
 mlp_parser = pytest.importorskip("mlperf_logging.compliance_checker.mlp_parser")
@@ -78,3 +79,5 @@ def test_fresh_logs_of_the_harness_pass_the_common_rules(tmp_path: Path, monkeyp
         assert main(["execute", spec, "--profile", "smoke", "--power", "none", "--out", str(out)]) == 0
         (log,) = sorted(out.rglob("log.txt"))
         assert common_rules(log) == expected_messages(log.parent), spec
+        logged = {e["key"]: e["value"] for e in read_events(log)}
+        assert logged["submission_benchmark"] == logged["specbench_spec_id"] == spec  # outside MLPerf's closed rules
