@@ -22,7 +22,7 @@ def test_groups_never_mix_profiles_and_rank_within(submissions: Path) -> None:
     board = board_of(submissions)
     titles = [g.key.title() for g in board.groups]
     assert titles == [
-        "caraml-resnet50 1.0.0 · throughput · level system · profile official · power scope accelerator",
+        "caraml-resnet50 1.1.0 · throughput · level system · profile official · power scope accelerator",
         "resnet50 1.0.0 · time_to_quality · level system · profile official · power scope accelerator",
         "resnet50 1.0.0 · time_to_quality · level system · profile smoke · power scope accelerator",
     ]
@@ -62,7 +62,7 @@ def test_output_formats(submissions: Path, tmp_path: Path, capsys: pytest.Captur
     table = capsys.readouterr().out
     assert "throughput (images/s)" in table and "Valid FLOPS (TFLOP/s)" in table and "energy to solution (kJ)" in table
     assert main(["score", str(submissions), "--format", "markdown"]) == 0
-    assert capsys.readouterr().out.startswith("## caraml-resnet50 1.0.0")
+    assert capsys.readouterr().out.startswith("## caraml-resnet50 1.1.0")
     assert main(["score", str(submissions), "--format", "csv", "--out", str(tmp_path / "board.csv")]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "board.csv").read_text())))
     assert [r["system"] for r in rows] == ["fast", "slow", "dark", "official", "box"]
