@@ -349,7 +349,10 @@ def test_a_run_killed_outright_keeps_its_trace_and_validates_as_incomplete(tmp_p
         == "not measured: the run was killed before run_stop (its trace up to the kill is in power.csv)"
     )
     report = validate_submission(out, spec=spec)
-    assert [(f.code, f.location.file) for f in report.findings] == [("SB-RUN-005", "resnet50/run_1")]
+    assert [(f.code, f.location.file) for f in report.findings] == [
+        ("SB-PRV-001", "resnet50/run_2/power.json"),  # a replayed trace is never ranked per watt
+        ("SB-RUN-005", "resnet50/run_1"),
+    ]
     assert report.compliant()
 
 
@@ -409,6 +412,7 @@ def test_the_progress_line_power_sums_every_device(tmp_path: Path) -> None:
             return [PowerValues(power_instant_w=10.0 + i) for i in range(24)]
 
     sampler = PowerSampler([ManyDevices()], trace_dir=tmp_path)
+    sampler.start()  # with trace_dir, a started sampler streams its rows to power.csv
     sampler.sample_now()
     job, (config,) = harness.plan(
         harness.ExecuteRequest("caraml-resnet50", tmp_path / "a" / "b", "smoke", power="none")
@@ -419,6 +423,7 @@ def test_the_progress_line_power_sums_every_device(tmp_path: Path) -> None:
     )
     assert ctx.power_now_w() == pytest.approx(sum(10.0 + i for i in range(24)))
     assert sampler.samples == []  # streamed to power.csv, none kept in memory
+    sampler.stop()
 
 
 def test_a_node_scope_spec_is_measured_by_grace_modules_and_validates(tmp_path: Path) -> None:
