@@ -162,7 +162,7 @@ CASES = [
          Counter({"SB-MLP-002": 1, "SB-MLP-007": 1})),
     Case("MLP-008 and MLP-010: SMC's node_1.txt sampled every 2 s (baseline)", "smc", None, Counter()),
     Case("MLP-009 reading out of time order", "smc", _step_back, Counter({"SB-MLP-009": 1})),
-    Case("MLP-011 two identical node logs", "smc", _two_identical_nodes, Counter({"SB-MLP-011": 5, "SB-MLP-008": 14}),
+    Case("MLP-011 two identical node logs", "smc", _two_identical_nodes, Counter({"SB-MLP-011": 5, "SB-MLP-008": 14, "SB-PRV-002": 5}),
          removed=Counter({"SB-MLP-010": 5})),
     Case("MLP-012 framework without a version", "gaudi", _vague_framework, Counter({"SB-MLP-012": 1})),
     Case("MLP-013 eval_samples off ImageNet's", "gaudi", _eval_samples, Counter({"SB-MLP-013": 1})),
