@@ -350,8 +350,8 @@ def test_a_run_killed_outright_keeps_its_trace_and_validates_as_incomplete(tmp_p
     )
     report = validate_submission(out, spec=spec)
     assert [(f.code, f.location.file) for f in report.findings] == [
-        ("SB-PRV-001", "resnet50/run_2/power.json"),  # a replayed trace is never ranked per watt
         ("SB-RUN-005", "resnet50/run_1"),
+        ("SB-PRV-001", "resnet50/run_2/power.json"),  # a replayed trace is never ranked per watt
     ]
     assert report.compliant()
 

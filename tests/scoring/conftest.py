@@ -21,6 +21,12 @@ def _maker() -> ModuleType:
 
 
 @pytest.fixture(scope="session")
+def maker() -> ModuleType:
+    """The validator tests' submission generator (tests/validator/make_submission.py)."""
+    return _maker()
+
+
+@pytest.fixture(scope="session")
 def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Five generated submissions: two ranked throughput systems, one without power, a smoke and an official run."""
     make = _maker().make_submission

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -78,11 +79,9 @@ def test_no_submission_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no submission folder" in capsys.readouterr().err
 
 
-def test_model_variants_are_never_ranked_together(tmp_path: Path) -> None:
+def test_model_variants_are_never_ranked_together(tmp_path: Path, maker: ModuleType) -> None:
     """llm-gpt 800M and 13B are different problems: one table each, both ranked first."""
-    from conftest import _maker
-
-    make = _maker().make_submission
+    make = maker.make_submission
     for system, model, seconds in (("small", "800M", 20.0), ("large", "13B", 300.0)):  # 13B: below the H200s' peak
         make(tmp_path, spec="llm-gpt", profile="official", org="acme", system=system, extra={"model": model},
              throughput_s=seconds)  # fmt: skip

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MULTI, Bases
 from mutate import (
     BENCH,
     drop_hyperparameter,
@@ -29,6 +28,7 @@ from mutate import (
     set_hyperparameter,
     window_rows,
 )
+from validator_bases import MULTI, Bases
 
 from specbench.validator import CODES, Limits, validate_submission
 from specbench.validator.files import DEFAULT_LIMITS

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import MULTI, Bases
+from validator_bases import MULTI, Bases
 
 from specbench.validator import discover, render_json, validate_submission
 

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import Bases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutate import read_events, read_rows, resign, run_dir, window_rows, write_events, write_rows
+from validator_bases import Bases
 
 from specbench.validator import Limits, validate_submission
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Bases
 from mutate import edit_result, edit_yaml, run_dir
+from validator_bases import Bases
 
 from specbench.cli import main
 from specbench.errors import EXIT_INTERNAL

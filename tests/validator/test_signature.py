@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Bases
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from mutate import resign
+from validator_bases import Bases
 
 from specbench.cli import main
 from specbench.sshsig import AllowedSigners, key_of, load_allowed_signers, parse, sign

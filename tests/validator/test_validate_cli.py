@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import Bases
 from make_submission import make_submission
 from mutate import edit_rows, resign, run_dir, set_hyperparameter
+from validator_bases import Bases
 
 from specbench.commands.validate import command
 from specbench.errors import EXIT_UNUSABLE, InputError
