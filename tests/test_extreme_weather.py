@@ -90,7 +90,11 @@ def test_schedule_warms_up_then_decays_at_milestones_or_by_cosine() -> None:
 
 def test_smoke_run_reaches_its_iou_target_and_validates(tmp_path: Path) -> None:
     out = tmp_path / "acme" / "cpu-box"
-    assert main(["execute", "extreme-weather", "--profile", "smoke", "--power", "none", "--out", str(out)]) == 0
+    seed = "5"  # measured: benchmarks/results/smoke_seeds/extreme-weather.json (20 of 20 seeds reach the target)
+    assert (
+        main(["execute", "extreme-weather", "--profile", "smoke", "--seed", seed, "--power", "none", "--out", str(out)])
+        == 0
+    )
     bench = out / "extreme-weather"
     result = RunResult.model_validate_json((bench / "run_1" / "result.json").read_text())
     assert result.status == "success" and result.quality is not None and result.quality.reached
