@@ -21,6 +21,16 @@ def test_core_imports_without_heavy_dependencies() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
+def test_the_mlperf_import_and_the_file_writers_need_no_executors_package() -> None:
+    code = (
+        "import sys\n"
+        "import specbench.files, specbench.mlperf.convert, specbench.mlperf.importer, specbench.mlperf.power\n"
+        "loaded = [m for m in sys.modules if m.startswith('specbench.executors')]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
 def test_spec_reference_is_current() -> None:
     committed = (REPO / "docs" / "spec-reference.md").read_text()
     assert committed == render(), "run: python -m specbench.spec.reference > docs/spec-reference.md"

@@ -450,3 +450,21 @@ def test_a_node_scope_spec_is_measured_by_grace_modules_and_validates(tmp_path: 
     report = validate_submission(out, spec=spec)
     assert report.compliant(), [f.to_dict() for f in report.findings]
     assert not [f for f in report.findings if f.code.startswith("SB-PWR")]
+
+
+def test_the_mlperf_smoke_profile_trains_with_lars_to_its_target_and_validates(tmp_path: Path) -> None:
+    out = tmp_path / "acme" / "cpu-box"
+    seed = "2"  # measured: benchmarks/results/smoke_seeds/mlperf-resnet50.json (20 of 20 seeds reach the target)
+    assert (
+        main(["execute", "mlperf-resnet50", "--profile", "smoke", "--seed", seed, "--power", "none", "--out", str(out)])
+        == 0
+    )
+    (result,) = results(out / "mlperf-resnet50")
+    assert result["status"] == "success" and result["level"] == "system" and result["quality"]["reached"]
+    assert result["hyperparameters"]["opt_name"] == "lars" and "optimizer" not in result["hyperparameters"]
+    logged = {e["key"]: e["value"] for e in events(out / "mlperf-resnet50" / "run_1" / "log.txt")}
+    assert logged["lars_opt_base_learning_rate"] == 3.0 and logged["lars_trust_coefficient"] == 0.001
+    from specbench.validator import validate_submission
+
+    report = validate_submission(out)
+    assert report.compliant(), [f.to_dict() for f in report.findings]

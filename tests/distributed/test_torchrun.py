@@ -1,11 +1,17 @@
-"""A 2-process gloo run on the CPU through torchrun: one valid submission, each device counted once."""
+"""Data-parallel runs on the CPU through torchrun (gloo): one valid submission, each device counted once.
+
+Every job gets its own rendezvous (torchrun --standalone), so these tests use no fixed port; the
+training tests use seeds measured with benchmarks/smoke_seeds.py (docs/execute.md lists them).
+"""
 
 from __future__ import annotations
 
 import json
-import os
+import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,72 +19,124 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mlperf_logging")
 
+from execute_support import REPO, WATTS, cli_env, recorded_trace, run_cli
+
+from specbench.errors import UsageError
 from specbench.executors.distributed import Dist, from_env
-from specbench.executors.launch import sbatch_script, torchrun_command
-from specbench.power.base import Device
-from specbench.power.trace import FORMAT, FORMAT_VERSION, Sample, write_metadata, write_samples
+from specbench.executors.launch import rendezvous_args, sbatch_script, torchrun_command
 from specbench.validator import validate_submission
 
-REPO = Path(__file__).resolve().parents[2]
-WATTS = {"gpu0": 100.0, "gpu1": 250.0}
+LLM_DDP_SEED = 2  # measured: benchmarks/results/smoke_seeds/llm-gpt-ddp.json
+LLM_FSDP_SEED = 3  # measured: benchmarks/results/smoke_seeds/llm-gpt-fsdp.json
+EXTREME_WEATHER_DDP_SEED = 4  # measured: benchmarks/results/smoke_seeds/extreme-weather-ddp.json
+
+FAIL_ON_RANK_1 = """\
+import os
+if os.environ.get("RANK") == "1":
+    from specbench.executors.resnet50 import ResNet50Executor
+
+    def train(self, ctx, state):
+        ctx.run_start()
+        raise RuntimeError("injected failure on rank 1")
+
+    ResNet50Executor.train = train
+"""
 
 
-def recorded_trace(folder: Path, seconds: float = 600.0, period: float = 0.1) -> Path:
-    """A recorded trace of two accelerators at constant power, for the replay meter."""
-    devices = [Device(key=key, meter="recorded", scope="accelerator", energy_counter="test counter") for key in WATTS]
-    samples = []
-    for i in range(int(seconds / period)):
-        t = i * period
-        for key, watts in WATTS.items():
-            samples.append(Sample(i, 1000.0 + t, 1.8e9 + t, key, watts, watts, 5000.0 + watts * t, 0.0))
-    write_samples(folder, samples)
-    write_metadata(
-        folder,
-        {"format": FORMAT, "format_version": FORMAT_VERSION, "csv": "power.csv",
-         "meters": [{"kind": "recorded", "info": {}, "devices": [d.to_dict() for d in devices]}]},
-    )  # fmt: skip
-    return folder
-
-
-def test_two_gloo_processes_make_one_valid_submission(tmp_path: Path) -> None:
+def test_a_spec_path_runs_as_two_gloo_processes_into_one_valid_submission(tmp_path: Path) -> None:
     trace = recorded_trace(tmp_path / "recorded")
     out = tmp_path / "acme" / "two-procs"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    env.pop("SPECBENCH_POWER_OWNER", None)
-    command = [
-        sys.executable, "-m", "specbench.cli", "execute", "caraml-resnet50", "--profile", "smoke",
-        "--nproc-per-node", "2", "--rdzv-endpoint", "localhost:29417", "--power", f"replay:{trace}", "--out", str(out),
+    args = [
+        "execute", "specs/caraml-resnet50.yaml", "--profile", "smoke", "--nproc-per-node", "2",
+        "--power", f"replay:{trace}", "--out", str(out),
     ]  # fmt: skip
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    proc = run_cli(args, cwd=REPO)  # a relative spec path, as a user in the checkout types it
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
     report = validate_submission(out)
     assert report.compliant(), [f.to_dict() for f in report.findings]
-    bench = out / "caraml-resnet50"
-    for run in ("run_1",):
-        result = json.loads((bench / run / "result.json").read_text())
-        assert result["devices"] == 2 and result["samples_processed"] == 160
-        power = result["power"]
-        assert sorted(power["devices"]) == ["gpu0", "gpu1"]
-        assert power["mean_power_w"] == pytest.approx(sum(WATTS.values()), rel=0.02)
-        metadata = json.loads((bench / run / "power.json").read_text())
-        keys = [d["key"] for meter in metadata["meters"] for d in meter["devices"]]
-        assert sorted(keys) == ["gpu0", "gpu1"]  # measured once, by local rank 0 only
-    log = (bench / "run_1" / "log.txt").read_text()
+    run = out / "caraml-resnet50" / "run_1"
+    result = json.loads((run / "result.json").read_text())
+    assert result["devices"] == 2 and result["samples_processed"] == 160
+    power = result["power"]
+    assert sorted(power["devices"]) == ["gpu0", "gpu1"]
+    assert power["mean_power_w"] == pytest.approx(sum(WATTS.values()), rel=0.02)
+    metadata = json.loads((run / "power.json").read_text())
+    keys = [d["key"] for meter in metadata["meters"] for d in meter["devices"]]
+    assert sorted(keys) == ["gpu0", "gpu1"]  # measured once, by local rank 0 only
+    log = (run / "log.txt").read_text()
     assert log.count('"key": "run_start"') == 1 and log.count('"key": "run_stop"') == 1  # rank 0 alone logs
     system = (out / "system.yaml").read_text()
     assert "world_size: 2" in system and "backend: gloo" in system
 
 
 def test_uneven_batch_is_refused_before_launching_work(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable, "-m", "specbench.cli", "execute", "caraml-resnet50", "--profile", "smoke", "--set",
-        "global_batch_size=15", "--nproc-per-node", "2", "--rdzv-endpoint", "localhost:29418", "--power", "none",
-        "--out", str(tmp_path / "a" / "b"),
+    args = [
+        "execute", "caraml-resnet50", "--profile", "smoke", "--set", "global_batch_size=15", "--nproc-per-node", "2",
+        "--power", "none", "--out", str(tmp_path / "a" / "b"),
     ]  # fmt: skip
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert proc.returncode != 0
+    proc = run_cli(args, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
     assert "global_batch_size 15 does not split evenly over 2 processes" in proc.stderr
+    assert re.search(r"error: rank [01] \(local rank [01]\) exited with code 2; its own message is above", proc.stderr)
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_failing_rank_ends_the_job_with_its_message(tmp_path: Path) -> None:
+    """Rank 1 fails after run_start; it must not wait in a barrier for rank 0, and torchrun ends the job."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(FAIL_ON_RANK_1)
+    out = tmp_path / "acme" / "box"
+    args = ["execute", "caraml-resnet50", "--profile", "smoke", "--nproc-per-node", "2", "--power", "none"]
+    started = time.monotonic()
+    proc = run_cli([*args, "--out", str(out)], cwd=tmp_path, timeout=240, PYTHONPATH=f"{hooks}:{REPO}")
+    assert time.monotonic() - started < 200
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "error: rank 1: run 1 did not complete: RuntimeError: injected failure on rank 1" in proc.stderr
+    assert "error: rank 1 (local rank 1) exited with code 3; its own message is above" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    state = json.loads((out / "caraml-resnet50" / "run_1" / "state.json").read_text())
+    assert state["status"] in ("incomplete", "running")  # rank 0 either ended the run or was stopped by torchrun
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_two_nodes_stream_their_traces_into_one_valid_submission(tmp_path: Path) -> None:
+    """Two torchrun 'nodes' on this host: each measures its devices, node 1 sends its spooled rows to rank 0."""
+    trace = recorded_trace(tmp_path / "recorded")
+    out = tmp_path / "acme" / "two-nodes"
+    endpoint = f"localhost:{free_port()}"
+    temp = [tmp_path / f"tmp-{node}" for node in range(2)]
+    for folder in temp:
+        folder.mkdir()
+    args = [
+        sys.executable, "-m", "specbench.cli", "execute", "caraml-resnet50", "--profile", "smoke", "--nnodes", "2",
+        "--nproc-per-node", "1", "--rdzv-endpoint", endpoint, "--power", f"replay:{trace}", "--out", str(out),
+    ]  # fmt: skip
+    nodes = []
+    for node in range(2):
+        env = cli_env(SPECBENCH_POWER_CLAIM_DIR=str(tmp_path / f"claims-{node}"), TMPDIR=str(temp[node]))
+        nodes.append(
+            subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+        )
+    errors = [node.communicate(timeout=600)[1] for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], [e[-2000:] for e in errors]
+    report = validate_submission(out)
+    assert report.compliant(), [f.to_dict() for f in report.findings]
+    run = out / "caraml-resnet50" / "run_1"
+    power = json.loads((run / "result.json").read_text())["power"]
+    assert sorted(power["devices"]) == ["n0:gpu0", "n0:gpu1", "n1:gpu0", "n1:gpu1"]
+    assert power["mean_power_w"] == pytest.approx(2 * sum(WATTS.values()), rel=0.02)
+    rows = (run / "power.csv").read_text().splitlines()[1:]
+    assert {row.split(",")[3] for row in rows} == {"n0:gpu0", "n0:gpu1", "n1:gpu0", "n1:gpu1"}
+    metadata = json.loads((run / "power.json").read_text())
+    assert [n["node"] for n in metadata["nodes"]] == [0, 1] and len(metadata["windows"]) == 2
+    assert not [p for folder in temp for p in folder.glob("specbench-power-*")]  # node 1's spool is gone once sent
 
 
 def test_roles_from_torchrun_environment() -> None:
@@ -87,12 +145,16 @@ def test_roles_from_torchrun_environment() -> None:
     assert (dist.node, dist.nnodes, dist.writer, dist.owner) == (1, 2, False, True)
 
 
-def test_launch_commands_use_torchrun() -> None:
+def test_launch_commands_use_torchrun_with_a_rendezvous_of_their_own() -> None:
     command = torchrun_command(["resnet50"], 4, 2, "head:29500", "job")
     assert command[1:3] == ["-m", "specbench.executors.launch"]  # torchrun in-process, failures in one line each
     assert "--nproc-per-node=4" in command and "--rdzv-endpoint=head:29500" in command and "--rdzv-id=job" in command
     one_node = torchrun_command(["specs/resnet50.yaml"], 2)
     assert "--standalone" in one_node and not [a for a in one_node if a.startswith("--rdzv")]
+    with pytest.raises(UsageError, match="--nnodes 2 needs --rdzv-endpoint HOST:PORT"):
+        rendezvous_args(2, None)
+    with pytest.raises(UsageError, match=re.escape("--rdzv-id 'specs/x.yaml': expected 1 to 64 letters")):
+        rendezvous_args(2, "head:29500", "specs/x.yaml")
     script = sbatch_script(
         ["caraml-resnet50", "--out", "/shared/sub/acme/x"], job_name="specbench-x", nodes=2, gpus_per_node=4,
         nproc_per_node=4, partition="gpu", time_limit="01:00:00", cpus_per_task=32, log_dir="/shared/sub/acme/x/slurm",
@@ -104,21 +166,19 @@ def test_launch_commands_use_torchrun() -> None:
     assert "--rdzv-endpoint=$HEAD:29500" in script and "--rdzv-id=$SLURM_JOB_ID" in script
 
 
-@pytest.mark.parametrize(("parallelism", "port"), [("ddp", "29421"), ("fsdp", "29422")])
-def test_llm_data_parallel_reaches_its_loss_target(parallelism: str, port: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("parallelism", "seed"), [("ddp", LLM_DDP_SEED), ("fsdp", LLM_FSDP_SEED)])
+def test_llm_data_parallel_reaches_its_loss_target(parallelism: str, seed: int, tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     out = tmp_path / "acme" / parallelism
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable, "-m", "specbench.cli", "execute", "llm-gpt", "--profile", "smoke", "--level", "free",
-        "--power", "none", "--nproc-per-node", "2", "--rdzv-endpoint", f"localhost:{port}",
+    args = [
+        "execute", "llm-gpt", "--profile", "smoke", "--power", "none", "--nproc-per-node", "2", "--seed", str(seed),
         "--set", "micro_batch_size=8", "--set", f"parallelism={parallelism}", "--out", str(out),
     ]  # fmt: skip
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    proc = run_cli(args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((out / "llm-gpt" / "run_1" / "result.json").read_text())
-    assert result["devices"] == 2 and result["quality"]["reached"]
-    assert result["settings"]["parallelism"] == parallelism
+    assert result["devices"] == 2 and result["quality"]["reached"] and result["seed"] == seed
+    assert result["settings"]["parallelism"] == parallelism and result["level"] == "system"
     assert result["hyperparameters"]["gradient_accumulation_steps"] == 1  # 16 = 8 per micro-batch x 2 processes
     report = validate_submission(out)
     assert report.compliant(), [f.to_dict() for f in report.findings]
@@ -127,12 +187,11 @@ def test_llm_data_parallel_reaches_its_loss_target(parallelism: str, port: str, 
 def test_extreme_weather_data_parallel_reaches_its_iou_target(tmp_path: Path) -> None:
     pytest.importorskip("torchvision")
     out = tmp_path / "acme" / "ew"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    command = [
-        sys.executable, "-m", "specbench.cli", "execute", "extreme-weather", "--profile", "smoke", "--seed", "3",
-        "--power", "none", "--nproc-per-node", "2", "--rdzv-endpoint", "localhost:29423", "--out", str(out),
+    args = [
+        "execute", "extreme-weather", "--profile", "smoke", "--power", "none", "--nproc-per-node", "2",
+        "--seed", str(EXTREME_WEATHER_DDP_SEED), "--out", str(out),
     ]  # fmt: skip
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    proc = run_cli(args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((out / "extreme-weather" / "run_1" / "result.json").read_text())
     assert result["devices"] == 2 and result["epochs"] == 4  # the whole budget (HPC AI500 scoring)
