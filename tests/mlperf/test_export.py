@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mlperf_support import CORPUS, SMC, SMC_RESULTS, read_events
+from mlperf_support import CORPUS, SMC, SMC_RESULTS, corpus, read_events
 
 from specbench.cli import main
 from specbench.errors import UsageError
@@ -119,7 +119,7 @@ def test_a_smoke_submission_exports_to_what_mlperfs_tools_accept(smoke: Path, tm
 def test_imported_results_export_back_to_what_mlperf_reads(tmp_path: Path) -> None:
     source = tmp_path / "src"
     for org in ("v4.0/tinycorp", SMC):
-        shutil.copytree(CORPUS / org, source / Path(org).name)
+        shutil.copytree(corpus() / org, source / Path(org).name)
     imported = import_results(source, tmp_path / "imported")
     for system in imported.systems:
         org = tmp_path / "mlperf" / system.imported.source.org.name
@@ -139,7 +139,7 @@ def test_imported_results_export_back_to_what_mlperf_reads(tmp_path: Path) -> No
 
 
 def test_exported_node_logs_hold_the_readings_in_mlperfs_format(tmp_path: Path) -> None:
-    shutil.copytree(CORPUS / SMC, tmp_path / "src" / "smc-dc-power")
+    shutil.copytree(corpus() / SMC, tmp_path / "src" / "smc-dc-power")
     (system,) = import_results(tmp_path / "src", tmp_path / "imported").systems
     org = tmp_path / "mlperf"
     export_submission(system.imported.output, org)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlperf_support import CORPUS
+from mlperf_support import corpus
 
 from specbench.errors import InputError
 from specbench.files import write_manifest
@@ -46,7 +46,7 @@ def same(a: ParsedLog, b: ParsedLog) -> bool:
 
 
 def test_every_corpus_log_parses_as_line_by_line() -> None:
-    logs = sorted(CORPUS.parent.rglob("*.txt"))
+    logs = sorted(corpus().parent.rglob("*.txt"))
     assert len(logs) > 200
     for path in logs:
         text = path.read_text(errors="replace")
