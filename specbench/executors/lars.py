@@ -11,6 +11,7 @@ rate warms up linearly over `lars_opt_learning_rate_warmup_epochs`, then decays 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -29,12 +30,49 @@ def uses_lars(hyperparameters: dict[str, Any]) -> bool:
     return hyperparameters.get("opt_name") == "lars" or hyperparameters.get("optimizer") == "lars"
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """Learning rate per optimizer step: linear warm-up, then polynomial decay to `end` over `decay_steps`."""
+
+    base: float
+    end: float
+    power: float
+    warmup_steps: int
+    decay_steps: int
+
+    @property
+    def total_steps(self) -> int:
+        return self.warmup_steps + self.decay_steps
+
+    def rate(self, step: int) -> float:
+        """The rate of 0-based `step`; after the decay it stays at `end`."""
+        if step < self.warmup_steps:
+            return self.base * (step + 1) / self.warmup_steps
+        done = min(step - self.warmup_steps, self.decay_steps) / self.decay_steps
+        return (self.base - self.end) * (1.0 - done) ** self.power + self.end
+
+
 class Lars(torch.optim.Optimizer):
-    """Momentum SGD whose rate each tensor scales by its trust ratio (groups with `lars: False` are not scaled)."""
+    """Momentum SGD whose rate each weight tensor scales by its trust ratio.
+
+    One-dimensional parameters (batch-norm weights, biases) and groups with `lars: False` take a
+    plain momentum step; each group's `weight_decay` is added to its gradients.
+    """
 
     def __init__(
-        self, params: Iterable[Any], lr: float, momentum: float, weight_decay: float, epsilon: float, eta: float
+        self,
+        params: Iterable[Any],
+        lr: float,
+        momentum: float,
+        weight_decay: float = 0.0,
+        epsilon: float = 0.0,
+        eta: float = TRUST_COEFFICIENT,
     ) -> None:
+        if min(lr, momentum, weight_decay, epsilon, eta) < 0:
+            raise ValueError(
+                f"LARS needs lr, momentum, weight_decay, epsilon and eta >= 0, found {lr}, {momentum}, "
+                f"{weight_decay}, {epsilon}, {eta}"
+            )
         defaults = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay, "epsilon": epsilon, "eta": eta}
         super().__init__(params, {**defaults, "lars": True})
 
@@ -42,17 +80,16 @@ class Lars(torch.optim.Optimizer):
     def step(self, closure: Callable[[], float] | None = None) -> float | None:  # type: ignore[override]
         loss = closure() if closure is not None else None
         for group in self.param_groups:
+            decay = group["weight_decay"]
             for param in group["params"]:
                 if param.grad is None:
                     continue
-                grad = param.grad
+                grad = param.grad.add(param, alpha=decay) if decay else param.grad
                 scaled: torch.Tensor | float = group["lr"]
-                if group["lars"]:
-                    decay = group["weight_decay"]
-                    w_norm, g_norm = torch.linalg.vector_norm(param), torch.linalg.vector_norm(grad)
+                if group["lars"] and param.ndim > 1:
+                    w_norm, g_norm = torch.linalg.vector_norm(param), torch.linalg.vector_norm(param.grad)
                     ratio = group["eta"] * w_norm / (g_norm + decay * w_norm + group["epsilon"])
                     trust = torch.where((w_norm > 0) & (g_norm > 0), ratio, torch.ones_like(w_norm))
-                    grad = grad.add(param, alpha=decay)
                     scaled = group["lr"] * trust
                 state = self.state[param]
                 if "momentum_buffer" not in state:
@@ -80,12 +117,10 @@ def optimizer(model: torch.nn.Module, hyperparameters: dict[str, Any]) -> Lars:
 
 def learning_rate(hyperparameters: dict[str, Any], step: int, steps_per_epoch: int) -> float:
     """The rate of 0-based `step`: linear warm-up, then polynomial decay to the end rate."""
-    base = float(hyperparameters["lars_opt_base_learning_rate"])
-    end = float(hyperparameters["lars_opt_end_learning_rate"])
-    power = float(hyperparameters["lars_opt_learning_rate_decay_poly_power"])
-    decay_steps = max(1, int(hyperparameters["lars_opt_learning_rate_decay_steps"]))
-    warmup = int(float(hyperparameters["lars_opt_learning_rate_warmup_epochs"]) * steps_per_epoch)
-    if step < warmup:
-        return base * (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / decay_steps)
-    return (base - end) * (1.0 - progress) ** power + end
+    return Schedule(
+        base=float(hyperparameters["lars_opt_base_learning_rate"]),
+        end=float(hyperparameters["lars_opt_end_learning_rate"]),
+        power=float(hyperparameters["lars_opt_learning_rate_decay_poly_power"]),
+        warmup_steps=int(float(hyperparameters["lars_opt_learning_rate_warmup_epochs"]) * steps_per_epoch),
+        decay_steps=max(1, int(hyperparameters["lars_opt_learning_rate_decay_steps"])),
+    ).rate(step)
