@@ -88,17 +88,17 @@ def parse_log(text: str) -> ParsedLog:
     log.lines = len(lines)
     marked = []
     for number, line in enumerate(lines, start=1):
-        line = line.removesuffix("\r")
-        at = line.rfind(TOKEN)
+        at = line.rfind(TOKEN)  # the same as in the line without its "\r" (the token holds none)
         if at >= 0:
-            marked.append((number, line, at + len(TOKEN)))
+            marked.append((number, line.removesuffix("\r"), at + len(TOKEN)))
     values = decode_together([line[start:] for _, line, start in marked])
+    events, problems = log.events, log.problems
     for index, (number, line, start) in enumerate(marked):
         outcome = parse_line(line, number) if values is None else _event(values[index], number, start)
         if isinstance(outcome, LogEvent):
-            log.events.append(outcome)
+            events.append(outcome)
         elif outcome is not None:
-            log.problems.append(outcome)
+            problems.append(outcome)
     return log
 
 
@@ -136,7 +136,8 @@ def _event(data: Any, number: int, start: int) -> LogEvent | LogProblem:
     problem = _check_fields(data)
     if problem:
         return LogProblem(number, start + 1, problem)
-    return LogEvent(
+    event = _new(LogEvent)  # LogEvent(...) field by field, without the frozen __init__'s setattr per field
+    event.__dict__.update(
         line=number,
         namespace=data["namespace"],
         time_ms=data["time_ms"],
@@ -145,6 +146,10 @@ def _event(data: Any, number: int, start: int) -> LogEvent | LogProblem:
         value=data["value"],
         metadata=data["metadata"],
     )
+    return event
+
+
+_new = object.__new__
 
 
 def _check_fields(data: dict[str, Any]) -> str | None:
