@@ -285,7 +285,7 @@ def _write_run(
         )
     run, trace = convert_run(inputs, number, file, parsed, power.get(name), findings)
     folder = f"{inputs.resolved.spec.id}/{run.folder}"
-    staging.write(f"{folder}/log.txt", data)
+    staging.write(f"{folder}/log.txt", data, sha256=file.sha256)  # the source's bytes, hashed as they were read
     staging.json(f"{folder}/state.json", {"format_version": 1, "status": "done", "started_at": run.result.started_at})
     staging.json(f"{folder}/result.json", run.result.model_dump(mode="json"), indent=None)
     if trace is not None:

@@ -82,6 +82,10 @@ def log_samples(run: RunData, problem: Problem) -> int | None:
 
 def log_epochs(log: ParsedLog) -> float | None:
     """Epochs trained up to run_stop: the highest epoch an evaluation, epoch or block names (counted from 1)."""
+    return log.derived(_log_epochs)
+
+
+def _log_epochs(log: ParsedLog) -> float | None:
     stop = log.first("run_stop")
     values: list[float] = []
     for event in log:

@@ -9,10 +9,10 @@ among MLLOG lines; this reader reports the line of the file.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from specbench.validator.documents import parse_json_text
 
@@ -20,6 +20,7 @@ TOKEN = ":::MLLOG "
 EVENT_TYPES = ("INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME")
 FIELDS = ("namespace", "time_ms", "event_type", "key", "value", "metadata")
 _FIELD_SET = frozenset(FIELDS)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,13 @@ class ParsedLog:
 
     def __iter__(self) -> Iterator[LogEvent]:
         return iter(self.events)
+
+    def derived(self, compute: Callable[[ParsedLog], T]) -> T:
+        """`compute(self)`, computed once per log and function (as by_key: a log read is not changed after)."""
+        memo: dict[Callable[[ParsedLog], Any], Any] = self.__dict__.setdefault("_derived", {})
+        if compute not in memo:
+            memo[compute] = compute(self)
+        return memo[compute]  # type: ignore[no-any-return]
 
 
 @lru_cache(maxsize=16)

@@ -6,12 +6,16 @@
   parser gives, and the YAML parser still for anything else;
 - the importer's manifest, built from what it wrote, equals the one write_manifest computes;
 - an event built by the log reader equals and prints as the LogEvent built field by field;
-- the import report's table is the one tabulate prints.
+- the import report's table is the one tabulate prints;
+- the characters that send a JSON-looking YAML file to the YAML parser are those of the class of
+  characters kept, left out;
+- a log's derived values are computed once.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +29,8 @@ from specbench.files import write_manifest
 from specbench.mlperf.report import plain_table
 from specbench.mlperf.staging import Staging
 from specbench.spec.yamlio import MAX_DEPTH, parse_yaml
-from specbench.validator.documents import _json_document
+from specbench.validator.documents import _NOT_PLAIN, _json_document
+from specbench.validator.evidence import log_epochs
 from specbench.validator.mllog import LogEvent, ParsedLog, _event, parse_line, parse_log
 
 
@@ -188,3 +193,24 @@ def test_the_report_table_of_ascii_cells_is_tabulates(table: tuple[list[str], li
 
     headers, rows = table
     assert plain_table(rows, headers) == tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+
+
+def test_the_characters_not_plain_are_those_the_yaml_path_needs() -> None:
+    kept = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    text = "".join(map(chr, range(0x110000)))
+    assert [m.start() for m in _NOT_PLAIN.finditer(text)] == [m.start() for m in kept.finditer(text)]
+
+
+def test_a_derived_value_is_computed_once_per_log() -> None:
+    calls: list[ParsedLog] = []
+
+    def count(log: ParsedLog) -> int:
+        calls.append(log)
+        return len(log.events)
+
+    log = parse_log.__wrapped__(GOOD.replace('"k"', '"eval_accuracy"').replace("{}}", '{"epoch_num": 3}}') + "\n")
+    assert log.derived(count) == log.derived(count) == 1 and len(calls) == 1
+    assert log_epochs(log) == log_epochs(log) == 3.0
+    assert log == parse_log.__wrapped__(
+        GOOD.replace('"k"', '"eval_accuracy"').replace("{}}", '{"epoch_num": 3}}') + "\n"
+    )
