@@ -15,6 +15,13 @@ It prints each side's wall and CPU seconds (the children's user + system time) a
 per-file / import and looping / import (the targets: at least 10x and 4x), and the same for
 validate and for import followed by validate.
 
+Each import writes a new folder; all are deleted after the last round. With --reuse-out, one
+folder is deleted just before each import, as earlier versions of this script did: on an ext4
+file system without a journal (this repository's development machine has one) creating a file
+checks, one by one, every inode of its group freed in the last 30 seconds and skips it, so the
+previous tree's 900 files and folders, just deleted, slow the import's own 900 creations (by about
+0.1 s there).
+
 The specbench children run this checkout's code (the repository root first on PYTHONPATH, the
 working folder the repository root). Before timing, this checkout's modules are compiled to
 bytecode (`compileall`, into the usual __pycache__ folders), as an installed package is and as
@@ -22,13 +29,14 @@ MLPerf's installed checker is: where PYTHONDONTWRITEBYTECODE is set, a checkout 
 would otherwise compile every module of specbench in each process. --no-compile leaves that out.
 
 Usage, from the repository root: .venv/bin/python benchmarks/mlperf_round_speed.py
-    [--round DIR] [--rounds 3] [--per-file-rounds 1] [--jobs N] [--tmp DIR] [--json FILE] [--no-compile]
+    [--round DIR] [--rounds 3] [--per-file-rounds 1] [--jobs N] [--tmp DIR] [--json FILE] [--reuse-out] [--no-compile]
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import itertools
 import json
 import os
 import platform
@@ -88,6 +96,11 @@ def main() -> None:
     parser.add_argument("--tmp", type=Path, default=None, help="Where the imported tree is written [default: $TMPDIR].")
     parser.add_argument("--json", type=Path, default=None, help="Also write the results as JSON.")
     parser.add_argument(
+        "--reuse-out",
+        action="store_true",
+        help="Import into one folder, deleted just before each import (the trees are kept till the end otherwise).",
+    )
+    parser.add_argument(
         "--no-compile", action="store_true", help="Do not compile this checkout's modules to bytecode first."
     )
     args = parser.parse_args()
@@ -102,10 +115,15 @@ def main() -> None:
     python, specbench = sys.executable, [sys.executable, "-m", "specbench.cli"]
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     out = Path(tempfile.mkdtemp(prefix="mlperf-round-", dir=args.tmp))
+    trees = itertools.count()
     imported = out / "imported"
 
     def importing() -> list[list[str]]:
-        shutil.rmtree(imported, ignore_errors=True)
+        nonlocal imported
+        if args.reuse_out:
+            shutil.rmtree(imported, ignore_errors=True)
+        else:
+            imported = out / f"imported-{next(trees)}"
         return [[*specbench, "import", "mlperf", str(args.round), "--out", str(imported), *jobs]]
 
     sides = {
@@ -144,7 +162,7 @@ def report(args: argparse.Namespace, files: list[str], times: dict[str, list[tup
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
         f"Python {platform.python_version()}; specbench --jobs {args.jobs or 'default'}; "
         f"rounds {args.rounds} (per-file {args.per_file_rounds}), medians; specbench from {REPO}"
-        f"{' (not compiled first)' if args.no_compile else ''}"
+        f"{' (not compiled first)' if args.no_compile else ''}{'; one --out deleted before each import' if args.reuse_out else ''}"
     )
     for name in ("per-file", "looping", "import", "validate", "import+validate"):
         print(f"  {name:16s} wall {wall[name]:7.2f} s  cpu {cpu[name]:7.2f} s  {len(files) / wall[name]:6.1f} files/s")
@@ -161,6 +179,7 @@ def report(args: argparse.Namespace, files: list[str], times: dict[str, list[tup
         data = {
             "files": len(files),
             "compiled_first": not args.no_compile,
+            "reuse_out": args.reuse_out,
             "load": os.getloadavg()[0],
             "wall_s": wall,
             "cpu_s": cpu,
