@@ -15,13 +15,28 @@ It prints each side's wall and CPU seconds (the children's user + system time) a
 per-file / import and looping / import (the targets: at least 10x and 4x), and the same for
 validate and for import followed by validate.
 
+Each import writes a new folder; all are deleted after the last round. With --reuse-out, one
+folder is deleted just before each import, as earlier versions of this script did: on an ext4
+file system without a journal (this repository's development machine has one) creating a file
+checks, one by one, every inode of its group freed in the last 30 seconds and skips it, so the
+previous tree's 900 files and folders, just deleted, slow the import's own 900 creations (by about
+0.1 s there).
+
+The specbench children run this checkout's code (the repository root first on PYTHONPATH, the
+working folder the repository root). Before timing, this checkout's modules are compiled to
+bytecode (`compileall`, into the usual __pycache__ folders), as an installed package is and as
+MLPerf's installed checker is: where PYTHONDONTWRITEBYTECODE is set, a checkout run in place
+would otherwise compile every module of specbench in each process. --no-compile leaves that out.
+
 Usage, from the repository root: .venv/bin/python benchmarks/mlperf_round_speed.py
-    [--round DIR] [--rounds 3] [--per-file-rounds 1] [--jobs N] [--tmp DIR] [--json FILE]
+    [--round DIR] [--rounds 3] [--per-file-rounds 1] [--jobs N] [--tmp DIR] [--json FILE] [--reuse-out] [--no-compile]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import itertools
 import json
 import os
 import platform
@@ -51,12 +66,20 @@ print(failed)
 """
 
 
+def child_env() -> dict[str, str]:
+    """The environment of every child: this checkout first on PYTHONPATH, so specbench is its code."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
 def timed(commands: list[list[str]]) -> tuple[float, float]:
     """(wall s, CPU s of the child processes) of running the commands one after the other."""
+    env = child_env()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     for command in commands:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
         if done.returncode not in (0, 1):
             raise SystemExit(f"{' '.join(command[:4])} ... failed ({done.returncode}): {done.stderr[-2000:]}")
     wall = time.perf_counter() - start
@@ -72,19 +95,35 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="--jobs of specbench [default: its own, the CPUs].")
     parser.add_argument("--tmp", type=Path, default=None, help="Where the imported tree is written [default: $TMPDIR].")
     parser.add_argument("--json", type=Path, default=None, help="Also write the results as JSON.")
+    parser.add_argument(
+        "--reuse-out",
+        action="store_true",
+        help="Import into one folder, deleted just before each import (the trees are kept till the end otherwise).",
+    )
+    parser.add_argument(
+        "--no-compile", action="store_true", help="Do not compile this checkout's modules to bytecode first."
+    )
     args = parser.parse_args()
     if args.rounds < 1 or args.per_file_rounds < 1:
         parser.error("--rounds and --per-file-rounds must be at least 1")
     files = sorted(str(p) for p in args.round.rglob("result_*.txt"))
     if not files:
         raise SystemExit(f"no result_*.txt under {args.round}")
+    check_checkout()
+    if not args.no_compile:
+        compileall.compile_dir(REPO / "specbench", quiet=1)
     python, specbench = sys.executable, [sys.executable, "-m", "specbench.cli"]
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     out = Path(tempfile.mkdtemp(prefix="mlperf-round-", dir=args.tmp))
+    trees = itertools.count()
     imported = out / "imported"
 
     def importing() -> list[list[str]]:
-        shutil.rmtree(imported, ignore_errors=True)
+        nonlocal imported
+        if args.reuse_out:
+            shutil.rmtree(imported, ignore_errors=True)
+        else:
+            imported = out / f"imported-{next(trees)}"
         return [[*specbench, "import", "mlperf", str(args.round), "--out", str(imported), *jobs]]
 
     sides = {
@@ -104,6 +143,14 @@ def main() -> None:
     report(args, files, times)
 
 
+def check_checkout() -> None:
+    """Stop unless the children import specbench from this checkout."""
+    probe = [sys.executable, "-c", "import specbench; print(specbench.__file__)"]
+    found = subprocess.run(probe, capture_output=True, text=True, cwd=REPO, env=child_env()).stdout.strip()
+    if Path(found).resolve() != (REPO / "specbench" / "__init__.py").resolve():
+        raise SystemExit(f"the children would import specbench from {found or '?'}, not from {REPO}")
+
+
 def report(args: argparse.Namespace, files: list[str], times: dict[str, list[tuple[float, float]]]) -> None:
     wall = {name: statistics.median(w for w, _ in values) for name, values in times.items()}
     cpu = {name: statistics.median(c for _, c in values) for name, values in times.items()}
@@ -114,7 +161,8 @@ def report(args: argparse.Namespace, files: list[str], times: dict[str, list[tup
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
         f"Python {platform.python_version()}; specbench --jobs {args.jobs or 'default'}; "
-        f"rounds {args.rounds} (per-file {args.per_file_rounds}), medians"
+        f"rounds {args.rounds} (per-file {args.per_file_rounds}), medians; specbench from {REPO}"
+        f"{' (not compiled first)' if args.no_compile else ''}{'; one --out deleted before each import' if args.reuse_out else ''}"
     )
     for name in ("per-file", "looping", "import", "validate", "import+validate"):
         print(f"  {name:16s} wall {wall[name]:7.2f} s  cpu {cpu[name]:7.2f} s  {len(files) / wall[name]:6.1f} files/s")
@@ -128,7 +176,16 @@ def report(args: argparse.Namespace, files: list[str], times: dict[str, list[tup
                 f"  {theirs} / {ours}: {ratio:5.1f}x wall, {cpu[theirs] / cpu[ours]:5.1f}x cpu ({verdict} {target:g}x)"
             )
     if args.json is not None:
-        data = {"files": len(files), "wall_s": wall, "cpu_s": cpu, "ratios_wall": ratios, "runs": times}
+        data = {
+            "files": len(files),
+            "compiled_first": not args.no_compile,
+            "reuse_out": args.reuse_out,
+            "load": os.getloadavg()[0],
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "ratios_wall": ratios,
+            "runs": times,
+        }
         args.json.write_text(json.dumps(data, indent=2) + "\n")
 
 

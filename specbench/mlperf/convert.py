@@ -26,7 +26,7 @@ from specbench.mlperf.source import source_file as file_of
 from specbench.mlperf.staging import Staging
 from specbench.mlperf.system import framework_warning, node_count, safe_name, system_yaml
 from specbench.spec.loader import LoadedSpec, spec_digest
-from specbench.spec.resolve import ResolvedSpec, resolve
+from specbench.spec.resolve import resolve_once
 from specbench.spec.rules import Level
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.documents import parse_json_text
@@ -203,17 +203,6 @@ def _record(ctx: Context, result: SystemImport) -> ImportRecord:
     )
 
 
-_RESOLVED: dict[tuple[int, Level], tuple[LoadedSpec, ResolvedSpec]] = {}
-
-
-def _resolve(spec: LoadedSpec, level: Level) -> ResolvedSpec:
-    """The spec at the official profile and this level, resolved once per spec object and level."""
-    key = (id(spec), level)
-    if key not in _RESOLVED or _RESOLVED[key][0] is not spec:
-        _RESOLVED[key] = (spec, resolve(spec, "official", level))
-    return _RESOLVED[key][1]
-
-
 def _meta(ctx: Context, level: Level, first: ParsedLog, declared: dict[str, Any]) -> SubmissionMeta:
     spec = ctx.spec.spec
     return SubmissionMeta(
@@ -235,7 +224,7 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Staging) 
     spec = ctx.spec.spec
     division = str(ctx.description.get("division", "closed")).strip().lower()
     level: Level = LEVELS.get(division, "system")
-    resolved = _resolve(ctx.spec, level)
+    resolved = resolve_once(ctx.spec, "official", level)
     org = ctx.system.org
     findings: list[ImportFinding] = []
     logs: list[tuple[Path, SourceFile, bytes, ParsedLog]] = []
@@ -296,7 +285,7 @@ def _write_run(
         )
     run, trace = convert_run(inputs, number, file, parsed, power.get(name), findings)
     folder = f"{inputs.resolved.spec.id}/{run.folder}"
-    staging.write(f"{folder}/log.txt", data)
+    staging.write(f"{folder}/log.txt", data, sha256=file.sha256)  # the source's bytes, hashed as they were read
     staging.json(f"{folder}/state.json", {"format_version": 1, "status": "done", "started_at": run.result.started_at})
     staging.json(f"{folder}/result.json", run.result.model_dump(mode="json"), indent=None)
     if trace is not None:

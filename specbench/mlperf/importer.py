@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
@@ -14,9 +13,10 @@ from typing import TYPE_CHECKING
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
 from specbench.mlperf.convert import ConvertError, SystemImport, convert_system, output_folder
 from specbench.mlperf.source import SourceError, SystemSource, scan
+from specbench.spec.builtin import find_spec
 from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
 from specbench.validator import validate_submission
-from specbench.validator.context import SpecIndex
+from specbench.validator.context import SpecIndex, load_with_digest
 from specbench.validator.mlperf import MLPERF_BENCHMARKS
 from specbench.validator.model import Report
 from specbench.validator.validate import available_cpus
@@ -88,6 +88,8 @@ def import_results(
         SpecIndex().find(loaded.spec.id, spec_digest(loaded.spec))  # the workers inherit the validator's spec cache
     with _no_cyclic_gc():
         if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
+
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 done = list(pool.map(_import_one, tasks))
         else:
@@ -166,7 +168,7 @@ def _import_one(task: Task) -> tuple[SystemImport | None, Report | None, str | N
                 f"{MLPERF_BENCHMARKS[loaded.spec.id]!r}; found: {found})"
             ),
         )
-    report = validate_submission(imported.output, None if spec is None else spec)
+    report = validate_submission(imported.output, specs=_index(spec))
     for bench in report.benchmarks:
         for run in bench.runs:
             run.log = None
@@ -175,7 +177,25 @@ def _import_one(task: Task) -> tuple[SystemImport | None, Report | None, str | N
 
 @cache
 def _spec(spec: str | Path | None) -> LoadedSpec:
+    """The spec the results answer, loaded once per process.
+
+    The default one is taken from the validator's cache of built-in specs, which validating each
+    submission then finds there instead of loading the file again.
+    """
+    if spec is None:
+        found = load_with_digest(find_spec(DEFAULT_SPEC))
+        if found is not None:
+            return found[0]
     return load_spec(spec if spec is not None else DEFAULT_SPEC)
+
+
+@cache
+def _index(spec: str | Path | None) -> SpecIndex:
+    """The specs an imported submission may name: the built-in ones, and `spec` when given (as `validate --spec`)."""
+    if spec is None:
+        return SpecIndex()
+    loaded = _spec(spec)
+    return SpecIndex([(loaded, spec_digest(loaded.spec))])
 
 
 def _score(outcome: ImportOutcome) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tabulate import tabulate
-
 from specbench.mlperf.convert import BenchmarkImport, RunImport, SystemImport
 from specbench.mlperf.importer import ImportOutcome, SystemOutcome
 from specbench.mlperf.source import natural_key
@@ -90,7 +88,27 @@ def _runs_table(bench: BenchmarkImport) -> str:
             ]
         )
     headers = ["run", "MLPerf log", "status", "time s", "best", "epochs", "energy MJ", "mean W", "uncovered edges"]
-    return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+    return plain_table(rows, headers)
+
+
+def plain_table(rows: list[list[str]], headers: list[str]) -> str:
+    """`tabulate(rows, headers, tablefmt="plain", disable_numparse=True)`, without importing tabulate for it.
+
+    Each column as wide as its widest cell, and at least its header and two; columns two spaces
+    apart; cells left-aligned; each line without trailing spaces. Cells other than printable ASCII
+    without leading or trailing spaces (wide characters, line breaks) and rows of another length
+    than the headers are left to tabulate.
+    """
+    cells = [*headers, *(cell for row in rows for cell in row)]
+    plain = all(cell.isascii() and cell.isprintable() and cell == cell.strip() for cell in cells)
+    if not plain or any(len(row) != len(headers) for row in rows):
+        from tabulate import tabulate
+
+        return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+    widths = [max([len(header) + 2, *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in [headers, *rows]
+    )
 
 
 def _score_line(system: SystemOutcome, bench: str) -> str:

@@ -25,13 +25,18 @@ class Staging:
         self.files: dict[str, dict[str, Any]] = {}
         self._dirs: set[Path] = set()
 
-    def write(self, rel: str, data: bytes) -> None:
+    def write(self, rel: str, data: bytes, sha256: str | None = None) -> None:
+        """Create `rel` holding `data`; `sha256`, where given, is the hex digest of these very bytes, computed before."""
         path = self.root / rel
         self._mkdir(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        self.files[rel] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        self.files[rel] = {"sha256": sha256 or hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
     def text(self, rel: str, text: str) -> None:
         self.write(rel, text.encode("utf-8"))

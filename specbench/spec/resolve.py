@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,28 @@ def effective_rules(spec: Spec, level: Level) -> dict[LayerName, dict[str, BaseM
         for name, value in problem_params(spec).items()
     }
     return out
+
+
+_RESOLVED: OrderedDict[tuple[int, str, Level], tuple[LoadedSpec, ResolvedSpec]] = OrderedDict()
+RESOLVED_KEPT = 16
+
+
+def resolve_once(loaded: LoadedSpec, profile: str, level: Level) -> ResolvedSpec:
+    """`resolve(loaded, profile, level)`, kept for the last few spec objects, profiles and levels.
+
+    For the readers that resolve one loaded spec again and again and change neither it nor the
+    result (the validator, once per submission of a spec; the MLPerf importer, once per system).
+    """
+    key = (id(loaded), profile, level)
+    kept = _RESOLVED.get(key)
+    if kept is not None and kept[0] is loaded:
+        _RESOLVED.move_to_end(key)
+        return kept[1]
+    resolved = resolve(loaded, profile, level)
+    _RESOLVED[key] = (loaded, resolved)
+    while len(_RESOLVED) > RESOLVED_KEPT:
+        _RESOLVED.popitem(last=False)
+    return resolved
 
 
 def resolve(loaded: LoadedSpec, profile: str = "official", level: Level | None = None) -> ResolvedSpec:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from specbench.spec.models import Strict
-from specbench.spec.resolve import ResolvedSpec, resolve
+from specbench.spec.resolve import ResolvedSpec, resolve_once
 from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
 from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, SystemDescription
 from specbench.validator.context import Context
@@ -74,7 +74,7 @@ def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) ->
         check_names(ctx, name, meta, meta_file, system)
         loaded = check_spec_identity(ctx, meta, meta_file)
         if loaded is not None and check_level_and_profile(ctx.findings, meta, meta_file, loaded.spec):
-            bench.spec = resolve(loaded, meta.profile, meta.level)
+            bench.spec = resolve_once(loaded, meta.profile, meta.level)
     files, dirs = ctx.tree.children(name)
     for extra in files:
         if extra != "submission.yaml":

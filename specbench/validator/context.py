@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -48,17 +49,15 @@ class SpecIndex:
         loaded = load_spec(spec)
         return cls([(loaded, spec_digest(loaded.spec))])
 
-    def _builtin(self, spec_id: str | None = None) -> list[tuple[LoadedSpec, str]]:
+    def _builtin(self, spec_id: str | None = None) -> Iterator[tuple[LoadedSpec, str]]:
+        """The built-in specs (of one id: its current version, then its released ones), each loaded when reached."""
         paths = spec_paths()
         if spec_id is not None:
             paths = [p for p in paths if p.stem == spec_id]
-        paths += released_paths(spec_id)
-        out = []
-        for path in paths:
+        for path in [*paths, *released_paths(spec_id)]:
             found = load_with_digest(path)
             if found is not None:
-                out.append(found)
-        return out
+                yield found
 
     def find(self, spec_id: str, digest: str) -> LoadedSpec | None:
         """The spec with this digest; the spec named `spec_id` is tried before loading every built-in one."""

@@ -82,6 +82,10 @@ def log_samples(run: RunData, problem: Problem) -> int | None:
 
 def log_epochs(log: ParsedLog) -> float | None:
     """Epochs trained up to run_stop: the highest epoch an evaluation, epoch or block names (counted from 1)."""
+    return log.derived(_log_epochs)
+
+
+def _log_epochs(log: ParsedLog) -> float | None:
     stop = log.first("run_stop")
     values: list[float] = []
     for event in log:
@@ -192,8 +196,9 @@ class EvidenceCheck:
         if run.log is None or self.bench.meta is None:
             return
         declared = self.bench.meta.hyperparameters
-        for event in run.log:
-            if event.key in declared and event.event_type != "POINT_IN_TIME":
+        logged = sorted((e for key in declared for e in run.log.all(key)), key=lambda e: e.line)  # in file order
+        for event in logged:
+            if event.event_type != "POINT_IN_TIME":
                 self.findings.add(
                     "SB-ACC-004",
                     self.log_file(run),

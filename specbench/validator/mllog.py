@@ -9,10 +9,10 @@ among MLLOG lines; this reader reports the line of the file.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from specbench.validator.documents import parse_json_text
 
@@ -20,6 +20,7 @@ TOKEN = ":::MLLOG "
 EVENT_TYPES = ("INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME")
 FIELDS = ("namespace", "time_ms", "event_type", "key", "value", "metadata")
 _FIELD_SET = frozenset(FIELDS)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,13 @@ class ParsedLog:
     def __iter__(self) -> Iterator[LogEvent]:
         return iter(self.events)
 
+    def derived(self, compute: Callable[[ParsedLog], T]) -> T:
+        """`compute(self)`, computed once per log and function (as by_key: a log read is not changed after)."""
+        memo: dict[Callable[[ParsedLog], Any], Any] = self.__dict__.setdefault("_derived", {})
+        if compute not in memo:
+            memo[compute] = compute(self)
+        return memo[compute]  # type: ignore[no-any-return]
+
 
 @lru_cache(maxsize=16)
 def parse_log(text: str) -> ParsedLog:
@@ -88,17 +96,17 @@ def parse_log(text: str) -> ParsedLog:
     log.lines = len(lines)
     marked = []
     for number, line in enumerate(lines, start=1):
-        line = line.removesuffix("\r")
-        at = line.rfind(TOKEN)
+        at = line.rfind(TOKEN)  # the same as in the line without its "\r" (the token holds none)
         if at >= 0:
-            marked.append((number, line, at + len(TOKEN)))
+            marked.append((number, line.removesuffix("\r"), at + len(TOKEN)))
     values = decode_together([line[start:] for _, line, start in marked])
+    events, problems = log.events, log.problems
     for index, (number, line, start) in enumerate(marked):
         outcome = parse_line(line, number) if values is None else _event(values[index], number, start)
         if isinstance(outcome, LogEvent):
-            log.events.append(outcome)
+            events.append(outcome)
         elif outcome is not None:
-            log.problems.append(outcome)
+            problems.append(outcome)
     return log
 
 
@@ -136,7 +144,8 @@ def _event(data: Any, number: int, start: int) -> LogEvent | LogProblem:
     problem = _check_fields(data)
     if problem:
         return LogProblem(number, start + 1, problem)
-    return LogEvent(
+    event = _new(LogEvent)  # LogEvent(...) field by field, without the frozen __init__'s setattr per field
+    event.__dict__.update(
         line=number,
         namespace=data["namespace"],
         time_ms=data["time_ms"],
@@ -145,6 +154,10 @@ def _event(data: Any, number: int, start: int) -> LogEvent | LogProblem:
         value=data["value"],
         metadata=data["metadata"],
     )
+    return event
+
+
+_new = object.__new__
 
 
 def _check_fields(data: dict[str, Any]) -> str | None:

@@ -115,9 +115,10 @@ class MlperfLogRules:
         first_init: float | None = None
         minutes = COMPILE_MINUTES[self.dialect.division]
         for event in self.check.log:
-            key, meta, value = event.key, event.metadata, event.value
+            key = event.key
             if key not in CHECKED_KEYS:
                 continue
+            meta, value = event.metadata, event.value
             if key == "init_start":
                 if state["init_stopped"] or state["run_started"]:
                     self.fail(event, "expected init_start before init_stop and run_start, found it after", "common")

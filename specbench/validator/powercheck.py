@@ -8,7 +8,6 @@ the scorer gets the same numbers an executor's sampler reports.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -484,6 +483,8 @@ def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs:
     """Run every run's power check, in up to `jobs` processes, and fold the outcomes into `ctx` and the runs."""
     busy = [t for t in tasks if t.files]
     if jobs > 1 and len(busy) > 1:
+        from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
+
         with ProcessPoolExecutor(max_workers=min(jobs, len(busy))) as pool:
             done = dict(zip((id(t) for t in busy), pool.map(run_power_task, busy), strict=True))
         outcomes = [done[id(t)] if id(t) in done else run_power_task(t) for t in tasks]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
-from specbench.sshsig import AllowedSigners
 from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
@@ -18,11 +17,13 @@ from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest
 from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
-from specbench.validator.model import BenchmarkData, Report
+from specbench.validator.model import BenchmarkData, Report, SignatureInfo
 from specbench.validator.physics import DevicePhysics, check_unknown
 from specbench.validator.powercheck import check_power
 from specbench.validator.provenance import check_provenance
-from specbench.validator.signature import check_signature
+
+if TYPE_CHECKING:
+    from specbench.sshsig import AllowedSigners
 
 SYSTEM_FILE = "system.yaml"
 BENCHMARK_FILE = "submission.yaml"
@@ -107,7 +108,7 @@ def validate_submission(
     tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
     ctx = Context(tree, findings, limits, index)
     system, benchmarks = _check(ctx, target, jobs) if tree.complete else (None, [])
-    signature = check_signature(ctx, signers) if tree.complete else None
+    signature = _signature(ctx, signers) if tree.complete else None
     return Report(
         path=str(given),
         root=str(target.root),
@@ -116,6 +117,15 @@ def validate_submission(
         findings=sorted(findings.items, key=Finding.sort_key),
         signature=signature,
     )
+
+
+def _signature(ctx: Context, signers: AllowedSigners | None) -> SignatureInfo | None:
+    """check_signature, whose SSH and cryptography code loads only where there is a signature or a signer."""
+    if signers is None and not ctx.tree.has(SIGNATURE_FILE):
+        return None  # what check_signature returns here
+    from specbench.validator.signature import check_signature
+
+    return check_signature(ctx, signers)
 
 
 def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription | None, list[BenchmarkData]]:
@@ -212,5 +222,7 @@ def validate_many(
     if jobs <= 1 or len(paths) <= 1:
         return [validate_submission(p, limits=limits, specs=index, jobs=jobs, signers=signers) for p in paths]
     work = [(str(p), None if spec is None else str(spec), limits, signers) for p in paths]
+    from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
         return list(pool.map(_validate_one, work))

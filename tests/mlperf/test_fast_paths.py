@@ -4,12 +4,18 @@
   events and problems as line by line, on every corpus log and on logs with broken lines;
 - a YAML file that is one JSON object is read with the JSON decoder: the same data as the YAML
   parser gives, and the YAML parser still for anything else;
-- the importer's manifest, built from what it wrote, equals the one write_manifest computes.
+- the importer's manifest, built from what it wrote, equals the one write_manifest computes;
+- an event built by the log reader equals and prints as the LogEvent built field by field;
+- the import report's table is the one tabulate prints;
+- the characters that send a JSON-looking YAML file to the YAML parser are those of the class of
+  characters kept, left out;
+- a log's derived values are computed once.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +26,12 @@ from mlperf_support import corpus
 
 from specbench.errors import InputError
 from specbench.files import write_manifest
+from specbench.mlperf.report import plain_table
 from specbench.mlperf.staging import Staging
 from specbench.spec.yamlio import MAX_DEPTH, parse_yaml
-from specbench.validator.documents import _json_document
-from specbench.validator.mllog import LogEvent, ParsedLog, parse_line, parse_log
+from specbench.validator.documents import _NOT_PLAIN, _json_document
+from specbench.validator.evidence import log_epochs
+from specbench.validator.mllog import LogEvent, ParsedLog, _event, parse_line, parse_log
 
 
 def line_by_line(text: str) -> ParsedLog:
@@ -127,3 +135,82 @@ def test_the_staging_manifest_is_write_manifests(tmp_path: Path) -> None:
     staging.manifest()
     built = json.loads((tmp_path / "sub" / "manifest.json").read_text())
     assert json.loads(write_manifest(tmp_path / "sub").read_text()) == built
+
+
+def test_an_event_read_is_the_event_built_field_by_field() -> None:
+    data = {"namespace": "", "time_ms": 5, "event_type": "INTERVAL_END", "key": "k", "value": [1], "metadata": {"a": 1}}
+    read = _event(dict(data), 7, 9)
+    built = LogEvent(7, "", 5, "INTERVAL_END", "k", [1], {"a": 1})
+    assert type(read) is LogEvent
+    assert read == built and repr(read) == repr(built) and vars(read) == vars(built)
+    with pytest.raises(AttributeError):
+        read.key = "other"  # type: ignore[misc]
+
+
+CELLS = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x3000), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=6).flatmap(
+        lambda n: st.tuples(
+            st.lists(CELLS, min_size=n, max_size=n),
+            st.lists(st.lists(CELLS, min_size=n, max_size=n), max_size=5),
+        )
+    )
+)
+def test_the_report_table_is_tabulates(table: tuple[list[str], list[list[str]]]) -> None:
+    from tabulate import tabulate
+
+    headers, rows = table
+    assert plain_table(rows, headers) == tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=9).flatmap(
+        lambda n: st.tuples(
+            st.lists(
+                st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=14).map(
+                    str.strip
+                ),
+                min_size=n,
+                max_size=n,
+            ),
+            st.lists(
+                st.lists(
+                    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=14).map(str.strip),
+                    min_size=n,
+                    max_size=n,
+                ),
+                max_size=6,
+            ),
+        )
+    )
+)
+def test_the_report_table_of_ascii_cells_is_tabulates(table: tuple[list[str], list[list[str]]]) -> None:
+    from tabulate import tabulate
+
+    headers, rows = table
+    assert plain_table(rows, headers) == tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True)
+
+
+def test_the_characters_not_plain_are_those_the_yaml_path_needs() -> None:
+    kept = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    text = "".join(map(chr, range(0x110000)))
+    assert [m.start() for m in _NOT_PLAIN.finditer(text)] == [m.start() for m in kept.finditer(text)]
+
+
+def test_a_derived_value_is_computed_once_per_log() -> None:
+    calls: list[ParsedLog] = []
+
+    def count(log: ParsedLog) -> int:
+        calls.append(log)
+        return len(log.events)
+
+    log = parse_log.__wrapped__(GOOD.replace('"k"', '"eval_accuracy"').replace("{}}", '{"epoch_num": 3}}') + "\n")
+    assert log.derived(count) == log.derived(count) == 1 and len(calls) == 1
+    assert log_epochs(log) == log_epochs(log) == 3.0
+    assert log == parse_log.__wrapped__(
+        GOOD.replace('"k"', '"eval_accuracy"').replace("{}}", '{"epoch_num": 3}}') + "\n"
+    )
