@@ -10,6 +10,7 @@ source tree is only read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -142,7 +143,7 @@ def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Sy
     output = output_folder(system, out_root)
     result = SystemImport(system, output, [], _notes(system))
     output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Staging(Path(tempfile.mkdtemp(prefix=f".{ctx.system_name}.import-", dir=output.parent)))
+    staging = Staging(Path(tempfile.mkdtemp(prefix=f".{ctx.system_name}.import-", dir=output.parent)), background=True)
     staging.root.chmod(0o755)  # mkdtemp's 0700 would become ORG/SYSTEM's
     try:
         for source in sources:
@@ -154,8 +155,11 @@ def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Sy
         staging.yaml("system.yaml", system_yaml(ctx.description, ctx.org_name, ctx.system_name, captured))
         staging.json(IMPORT_FILE, _record(ctx, result).model_dump(mode="json"))
         staging.manifest()
+        staging.finish()
         _replace(staging.root, output)
     finally:
+        with contextlib.suppress(BaseException):
+            staging.finish()  # the writer thread stops before its folder goes
         shutil.rmtree(staging.root, ignore_errors=True)
     return result
 
