@@ -53,6 +53,8 @@ class Aggregate:
     spread: tuple[float, float, float] | None
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    spread_metric: str = "time_s"
+    """The metric of `spread` (and the ordering): time_s, samples_per_s or valid_flops_per_s."""
 
 
 def _order_key(score: RunScore, kind: str) -> float:
@@ -94,4 +96,4 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
     primary = {"throughput": "samples_per_s", VALID_FLOPS_ORDER: "valid_flops_per_s"}.get(kind, "time_s")
     series = sorted(float(v) for s in completed if s.status == "success" and (v := getattr(s, primary)) is not None)
     spread = (series[0], statistics.median(series), series[-1]) if series else None
-    return Aggregate(values, [s.run for s in used], [s.run for s in dropped], spread, problem)
+    return Aggregate(values, [s.run for s in used], [s.run for s in dropped], spread, problem, spread_metric=primary)

@@ -96,6 +96,7 @@ class Entry:
                 "spread": dict(zip(("min", "median", "max"), self.aggregate.spread, strict=False))
                 if self.aggregate.spread
                 else None,
+                "spread_metric": self.aggregate.spread_metric,
                 "problem": self.aggregate.problem,
             },
             "runs": [r.to_dict() for r in self.runs],
