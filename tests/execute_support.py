@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from specbench.power.base import Device
 from specbench.power.trace import FORMAT, FORMAT_VERSION, Sample, write_metadata, write_samples
@@ -30,6 +31,17 @@ def recorded_trace(folder: Path, seconds: float = 600.0, period: float = 0.1, sc
          "meters": [{"kind": "recorded", "info": {}, "devices": [d.to_dict() for d in devices]}]},
     )  # fmt: skip
     return folder
+
+
+def replayed_energy_matches(power: dict[str, Any], duration_s: float, watts: float, period: float = 0.1) -> bool:
+    """Whether a window's energy of a replayed constant trace is `watts` x `duration_s`, to what replay allows.
+
+    The replay meter holds each recorded reading for its period, as a sensor holds its last update,
+    so the counters read at a window's two edges are each up to one period old: the window's energy
+    is exact to one period's energy (the margin of half a period more covers the few milliseconds
+    between the power window and the run's logged duration).
+    """
+    return abs(float(power["energy_j"]) - watts * duration_s) <= 1.5 * period * watts
 
 
 def cli_env(**extra: str) -> dict[str, str]:
