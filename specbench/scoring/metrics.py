@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from specbench.scoring.accounting import Accounts, Evidence, Problem, account, quality_ratio, valid_flops
@@ -10,31 +10,17 @@ from specbench.scoring.accounting import Accounts, Evidence, Problem, account, q
 __all__ = ["RunScore", "quality_ratio", "score_run", "valid_flops"]
 
 
-@dataclass
-class RunScore:
-    """Every number scored for one run, each with its unit in its name."""
+@dataclass(frozen=True)
+class RunScore(Accounts):
+    """One run's status and every number the accounting recomputed for it, each with its unit in its name."""
 
     run: str
     status: str
     reason: str | None
-    time_s: float | None
-    samples: int | None
-    model_flops: float | None
-    flops_per_s: float | None
-    achieved: float | None
-    quality_ratio: float | None
-    penalty_factor: float | None
-    valid_flops_per_s: float | None
-    energy_j: float | None
-    mean_power_w: float | None
-    valid_flops_per_w: float | None
-    samples_per_s: float | None
-    tflops_per_device: float | None
-    mfu: float | None
-    energy_per_sample_j: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        numbers = super().to_dict()
+        return {"run": numbers.pop("run"), "status": numbers.pop("status"), "reason": numbers.pop("reason"), **numbers}
 
 
 def score_run(
