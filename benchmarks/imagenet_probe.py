@@ -6,6 +6,7 @@ queue depth), so each costs seconds; the ratio says how much of the step the dat
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -34,19 +35,48 @@ def _model(batch: int) -> tuple[Any, Any]:
     return step, (images, labels)
 
 
-def _timed(step: Any, batches: Any, count: int, batch: int) -> float:
+def _timed(step: Any, batches: Any, count: int, batch: int) -> tuple[float, float]:
+    """Images per second over `count` steps after three, and the share of that time spent waiting for batches."""
     for _ in range(3):
         step(*next(batches))
     torch.cuda.synchronize()
     t0 = time.perf_counter()
+    waited = 0.0
     for _ in range(count):
-        step(*next(batches))
+        w0 = time.perf_counter()
+        item = next(batches)
+        waited += time.perf_counter() - w0
+        step(*item)
     torch.cuda.synchronize()
-    return count * batch / (time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    return count * batch / seconds, waited / seconds
 
 
-def probe(tree: Any, batch: int, workers: list[int], depths: list[int]) -> dict[str, Any]:
-    """img/s of the step on synthetic data and on the pipeline per (workers, depth), with their ratios."""
+def _loader(tree: Any, batch: int, workers: int, depth: int, **options: Any) -> DeviceImageLoader:
+    return DeviceImageLoader(
+        tree.root,
+        tree.train,
+        batch_size=batch,
+        train=True,
+        geometry=crop_geometry([3, 224, 224]),
+        device=torch.device("cuda"),
+        decoder=options.pop("decoder", "nvjpeg"),
+        workers=workers,
+        seed=3,
+        depth=depth,
+        **options,
+    )
+
+
+def probe(
+    tree: Any, batch: int, workers: list[int], depths: list[int], variants: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """img/s of the step on synthetic data and fed by the pipeline, per (workers, depth) or per loader variant.
+
+    A variant is a dict of DeviceImageLoader options (`cpu_share`, `stream_priority`, `decoder`), plus
+    `workers`, `depth` and `switch_interval` (sys.setswitchinterval while it runs); `alone: True` times the
+    pipeline without training.
+    """
     step, synthetic = _model(batch)
     for _ in range(20):
         step(*synthetic)
@@ -56,26 +86,27 @@ def probe(tree: Any, batch: int, workers: list[int], depths: list[int]) -> dict[
             yield synthetic
 
     count = min(len(tree.train) // batch - 4, 90)
-    base = _timed(step, repeat(), count, batch)
+    base, _ = _timed(step, repeat(), count, batch)
     out: dict[str, Any] = {"steps": count, "synthetic img/s": base}
-    for w in workers:
-        for depth in depths:
-            loader = DeviceImageLoader(
-                tree.root,
-                tree.train,
-                batch_size=batch,
-                train=True,
-                geometry=crop_geometry([3, 224, 224]),
-                device=torch.device("cuda"),
-                decoder="nvjpeg",
-                workers=w,
-                seed=3,
-                depth=depth,
-            )
-            try:
-                real = _timed(step, iter(loader.epoch(1)), count, batch)
-            finally:
-                loader.close()
-            out[f"pipeline workers={w} depth={depth} img/s"] = real
-            out[f"pipeline workers={w} depth={depth} ratio"] = real / base
+    if variants is None:
+        variants = [{"workers": w, "depth": d} for w in workers for d in depths]
+    for variant in variants:
+        options = dict(variant)
+        name = " ".join(f"{k}={v}" for k, v in variant.items())
+        alone = options.pop("alone", False)
+        interval = options.pop("switch_interval", None)
+        loader = _loader(tree, batch, options.pop("workers", 15), options.pop("depth", 3), **options)
+        before = sys.getswitchinterval()
+        if interval is not None:
+            sys.setswitchinterval(interval)
+        try:
+            if alone:
+                real, waited = _timed(lambda images, labels: None, iter(loader.epoch(1)), count, batch)
+            else:
+                real, waited = _timed(step, iter(loader.epoch(1)), count, batch)
+        finally:
+            sys.setswitchinterval(before)
+            loader.close()
+        out[name] = {"img/s": real, "ratio": real / base, "waiting": waited}
+        print(f"probe {name:<60} {real:>9,.0f} img/s  ratio {real / base:.3f}  waiting {waited:.2f}", flush=True)
     return out

@@ -13,7 +13,9 @@ from specbench.executors.crops import (  # noqa: E402
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
+    crops_of_planes,
     normalisation,
+    packed_planes,
     pad_images,
     random_resized_boxes,
     resized_crops,
@@ -140,3 +142,25 @@ def test_canvas_groups_bound_the_padded_canvas() -> None:
     assert canvas_groups(same, budget_bytes=375 * 500 * 16 * 10) == [list(range(i, i + 10)) for i in (0, 10, 20)]
     outlier = torch.tensor([[375, 500]] * 30 + [[8000, 6000]])
     assert canvas_groups(outlier) == [[30], list(range(30))]
+
+
+def test_packed_images_of_either_layout_give_the_padded_canvas_crops() -> None:
+    from specbench.executors.jpegloader import _packed
+
+    planar = [smooth_image(300, 400, 7), smooth_image(120, 90, 8)]
+    interleaved = smooth_image(200, 260, 9).permute(1, 2, 0).contiguous().permute(2, 0, 1)  # as libjpeg-turbo's
+    images = [planar[0], interleaved, planar[1]]
+    assert not interleaved.is_contiguous()
+    flat, layout = _packed(images)
+    assert flat.numel() == sum(img.numel() for img in images) + 1 and int(flat[-1]) == 0
+    assert layout[1].tolist() == [300 * 400 * 3, 200, 260, 1, 260 * 3, 3]
+    sizes = layout[:, 1:3]
+    boxes = crop_boxes_xyxy(torch.tensor([[0, 0, 300, 400], [20, 30, 150, 200], [100, 70, 20, 20]]))
+    flips = torch.tensor([True, False, True])
+    expected = resized_crops(pad_images(images), sizes, boxes, 64, NORM, flips)
+    planes = packed_planes(flat, layout, 300, 400)
+    assert planes.shape == (3, 4, 300, 400)
+    assert torch.equal(planes[:, 3].sum(dim=(1, 2)), (sizes[:, 0] * sizes[:, 1]).float())
+    assert torch.equal(planes[1, :3, :200, :260], interleaved.float())
+    assert float(planes[1, :3, 200:].abs().sum()) == 0.0
+    assert torch.equal(crops_of_planes(planes, boxes, 64, NORM, flips), expected)

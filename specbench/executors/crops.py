@@ -111,8 +111,6 @@ def resized_crops(
     `sizes` holds each image's (height, width) inside the canvas, `norm` comes from `normalisation`,
     `flips` mirrors the chosen crops. Small inputs already on the canvas's device keep it free of host syncs.
     """
-    from torchvision.ops import roi_align
-
     device = canvas.device
     n, _, height, width = canvas.shape
     sizes = sizes.to(device, non_blocking=True)
@@ -121,6 +119,44 @@ def resized_crops(
     rows = torch.arange(height, device=device).view(1, height, 1) < sizes[:, 0].view(n, 1, 1)
     cols = torch.arange(width, device=device).view(1, 1, width) < sizes[:, 1].view(n, 1, 1)
     planes[:, 3] = rows & cols
+    return crops_of_planes(planes, boxes, size, norm, flips)
+
+
+def packed_planes(flat: torch.Tensor, layout: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """(N, 4, height, width) float32 planes of N images packed in one flat uint8 buffer: RGB, then ones over
+    each image's extent, zeros beyond it (what `resized_crops` builds from a padded canvas).
+
+    `layout` is (N, 6) int64 on `flat`'s device: offset of the image's first byte, its height and width,
+    and its channel, row and column strides (H * W, W, 1 for a (3, H, W) image; 1, 3W, 3 for (H, W, 3)).
+    `flat` ends with one zero byte, which every pixel outside an image reads. A fixed number of kernels
+    for the whole batch, whatever its size: no per-image work on the host.
+    """
+    n = layout.shape[0]
+    device = flat.device
+    offset, h, w, sc, sy, sx = (layout[:, k].view(n, 1, 1) for k in range(6))
+    y = torch.arange(height, device=device).view(1, height, 1)
+    x = torch.arange(width, device=device).view(1, 1, width)
+    inside = (y < h) & (x < w)
+    pixel = torch.where(inside, offset + y * sy + x * sx, flat.numel() - 1)
+    planes = torch.empty((n, 4, height, width), dtype=torch.float32, device=device)
+    for channel in range(3):
+        planes[:, channel] = flat[torch.where(inside, pixel + channel * sc, pixel)]
+    planes[:, 3] = inside
+    return planes
+
+
+def crops_of_planes(
+    planes: torch.Tensor,
+    boxes: torch.Tensor,
+    size: int,
+    norm: tuple[torch.Tensor, ...],
+    flips: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """(N, 3, size, size) float32 normalised crops of `boxes` (x1, y1, x2, y2) from (N, 4, H, W) planes."""
+    from torchvision.ops import roi_align
+
+    device = planes.device
+    n = planes.shape[0]
     index = torch.arange(n, device=device, dtype=torch.float32).view(n, 1)
     rois = torch.cat([index, boxes.to(device=device, dtype=torch.float32, non_blocking=True)], dim=1)
     out = roi_align(planes, rois, (size, size), spatial_scale=1.0, sampling_ratio=-1, aligned=True)

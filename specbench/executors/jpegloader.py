@@ -28,10 +28,10 @@ from specbench.executors.crops import (
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
+    crops_of_planes,
     normalisation,
-    pad_images,
+    packed_planes,
     random_resized_boxes,
-    resized_crops,
 )
 from specbench.executors.imagenet import Split
 from specbench.executors.stages import End, Producer, StageWork
@@ -48,6 +48,33 @@ class Geometry:
 
     size: int
     resize: int
+
+
+def _packed(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The images' pixels one after another in one flat uint8 buffer ending in a zero byte, and their (N, 6)
+    int64 layout for `packed_planes`: offset, height, width and the channel, row and column strides.
+
+    Each (3, H, W) image is dense in memory whatever its order (nvjpeg writes planes, libjpeg-turbo
+    interleaves), so it is copied as it lies, with its own strides; one `cat` copies the whole batch.
+    """
+    pieces, rows, offset = [], [], 0
+    for image in images:
+        if not (image.is_contiguous() or image.permute(1, 2, 0).is_contiguous()):
+            image = image.contiguous()
+        pieces.append(image.as_strided((image.numel(),), (1,), image.storage_offset()))
+        _, h, w = image.shape
+        sc, sy, sx = image.stride()
+        rows.append((offset, h, w, sc, sy, sx))
+        offset += image.numel()
+    pieces.append(torch.zeros(1, dtype=torch.uint8, device=images[0].device))
+    return torch.cat(pieces), torch.tensor(rows, dtype=torch.int64)
+
+
+def _one_intra_op_thread() -> None:
+    """In each reading thread: torch's CPU ops (packing decoded images) on this thread alone. Without it, every
+    reading thread would start a team of intra-op threads as large as the machine, and the teams would fight
+    for its cores. Threads whose torch already started (the training thread) keep their own count."""
+    torch.set_num_threads(1)
 
 
 class DeviceImageLoader:
@@ -69,6 +96,8 @@ class DeviceImageLoader:
         world: int = 1,
         depth: int = 3,
         memory_format: torch.memory_format = torch.channels_last,
+        cpu_share: float = 0.0,
+        stream_priority: int = 0,
     ) -> None:
         if decoder not in DECODERS:
             raise UsageError(f"data_decoder {decoder!r}: the device pipeline decodes with one of {', '.join(DECODERS)}")
@@ -79,9 +108,14 @@ class DeviceImageLoader:
         self.root, self.split, self.batch_size, self.train = root, split, batch_size, train
         self.geometry, self.device, self.decoder, self.seed = geometry, device, decoder, seed
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
-        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+        if not 0.0 <= cpu_share <= 1.0:
+            raise UsageError(f"the share of each batch decoded on the CPU is a fraction from 0 to 1, not {cpu_share}")
+        self.cpu_share = 1.0 if decoder == "libjpeg" else cpu_share
+        self.stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
         self.workers = max(1, workers)
-        self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="specbench-read")
+        self.pool = ThreadPoolExecutor(
+            max_workers=self.workers, thread_name_prefix="specbench-read", initializer=_one_intra_op_thread
+        )
         self.norm = normalisation(IMAGENET_MEAN, IMAGENET_STD, device)
         self.cpu_only: set[int] = set()
         self.in_flight: deque[tuple[torch.cuda.Event, list[torch.Tensor]]] = deque()
@@ -147,49 +181,85 @@ class DeviceImageLoader:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def decoded(self, epoch: int, stop: threading.Event) -> Iterator[tuple[np.ndarray, list[torch.Tensor]]]:
-        """Decoding thread: reads `depth + 1` batches ahead in chunks, decodes one batch per nvjpeg call."""
+        """Decoding thread: reads `depth + 1` batches ahead in chunks; the first `cpu_share` of each batch is
+        decoded by libjpeg-turbo in the reading threads, the rest by one nvjpeg call here."""
         order = self.order(epoch)
         batches = (order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self)))
         chunk = max(8, math.ceil(self.batch_size / self.workers))
-        reads: deque[tuple[np.ndarray, list[Future[list[torch.Tensor]]]]] = deque()
+        reads: deque[tuple[np.ndarray, int, list[Future[Any]]]] = deque()
 
         def submit() -> None:
             index = next(batches, None)
-            if index is not None:
-                parts = [index[k : k + chunk].tolist() for k in range(0, len(index), chunk)]
-                reads.append((index, [self.pool.submit(self._load_many, part) for part in parts]))
+            if index is None:
+                return
+            on_cpu = round(len(index) * self.cpu_share)
+            futures = [
+                self.pool.submit(self._decode_many, index[k : min(k + chunk, on_cpu)].tolist())
+                for k in range(0, on_cpu, chunk)
+            ]
+            futures += [
+                self.pool.submit(self._load_many, index[k : k + chunk].tolist())
+                for k in range(on_cpu, len(index), chunk)
+            ]
+            reads.append((index, on_cpu, futures))
 
         for _ in range(self.depth + 1):
             submit()
         while reads and not stop.is_set():
-            index, futures = reads.popleft()
+            index, on_cpu, futures = reads.popleft()
             submit()
-            loaded = [data for future in futures for data in future.result()]
-            yield index, (self._decode_nvjpeg(index, loaded) if self.decoder == "nvjpeg" else loaded)
+            parts = math.ceil(on_cpu / chunk)
+            encoded = [data for future in futures[parts:] for data in future.result()]
+            images = self._decode_nvjpeg(index[on_cpu:], encoded) if encoded else []
+            uploaded = [image for future in futures[:parts] for image in self._upload(*future.result())]
+            yield index, uploaded + images
 
     def _load_many(self, indices: list[int]) -> list[torch.Tensor]:
-        return [self._load(i) for i in indices]
+        """Runs in a reading thread: the files' bytes."""
+        return [self._read(i) for i in indices]
 
-    def _load(self, index: int) -> torch.Tensor:
-        """Runs in a reading thread: the file's bytes, or for libjpeg the decoded (3, H, W) uint8 image."""
-        from torchvision.io import ImageReadMode, decode_image, read_file
+    def _read(self, index: int) -> torch.Tensor:
+        from torchvision.io import read_file
 
         path = self.split.path(self.root, index)
         try:
-            data = read_file(path)
+            return read_file(path)
         except RuntimeError as err:
             raise UsageError(f"--data: cannot read {path}: {err}") from err
-        if self.decoder != "libjpeg":
-            return data
-        try:
-            return decode_image(data, mode=ImageReadMode.RGB)
-        except RuntimeError as err:
-            raise UsageError(f"--data: {path} is not an image torchvision can decode ({err})") from err
 
-    def _metadata(self, index: np.ndarray, images: list[torch.Tensor], generator: torch.Generator) -> torch.Tensor:
+    def _decode_many(self, indices: list[int]) -> tuple[torch.Tensor, list[tuple[int, int, int]]]:
+        """Runs in a reading thread: the files decoded by libjpeg-turbo, packed (height, width, channel)
+        one after the other into one buffer (pinned for a GPU run), so that one copy takes them to the device."""
+        from torchvision.io import ImageReadMode, decode_image
+
+        planes = []
+        for i in indices:
+            try:
+                image = decode_image(self._read(i), mode=ImageReadMode.RGB)
+            except RuntimeError as err:
+                path = self.split.path(self.root, i)
+                raise UsageError(f"--data: {path} is not an image torchvision can decode ({err})") from err
+            planes.append(image.permute(1, 2, 0))  # torchvision's decoders return a (C, H, W) view of HWC pixels
+        shapes = [(int(p.shape[0]), int(p.shape[1]), int(p.shape[2])) for p in planes]
+        packed = torch.empty(
+            sum(h * w * c for h, w, c in shapes), dtype=torch.uint8, pin_memory=self.stream is not None
+        )
+        torch.cat([p.reshape(-1) for p in planes], out=packed)
+        return packed, shapes
+
+    def _upload(self, packed: torch.Tensor, shapes: list[tuple[int, int, int]]) -> list[torch.Tensor]:
+        """The packed images on the device, as (3, H, W) views; one asynchronous copy on the loader's stream."""
+        flat = packed.to(self.device, non_blocking=True)
+        out, offset = [], 0
+        for h, w, c in shapes:
+            out.append(flat[offset : offset + h * w * c].view(h, w, c).permute(2, 0, 1))
+            offset += h * w * c
+        return out
+
+    def _metadata(self, index: np.ndarray, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """(N, 8) float64 on the device, one copy from pinned memory: sizes, boxes x1 y1 x2 y2, flip, label."""
-        sizes = torch.tensor([[int(img.shape[1]), int(img.shape[2])] for img in images], dtype=torch.float64)
-        n = len(images)
+        sizes = sizes.double()
+        n = len(sizes)
         if self.train:
             boxes = crop_boxes_xyxy(random_resized_boxes(sizes[:, 0], sizes[:, 1], generator))
             flips = (torch.rand(n, generator=generator) < 0.5).double()
@@ -206,28 +276,31 @@ class DeviceImageLoader:
         return tensor.pin_memory().to(self.device, non_blocking=True)
 
     def assemble(self, index: np.ndarray, images: list[torch.Tensor], generator: torch.Generator) -> Batch:
-        """Assembling thread: every crop of the batch in one roi_align per canvas group, with no host sync."""
-        meta = self._metadata(index, images, generator)
-        sizes_cpu = torch.tensor([[int(img.shape[1]), int(img.shape[2])] for img in images], dtype=torch.int64)
+        """Assembling thread: the batch's images packed into one buffer (one copy), every crop of the batch in
+        one roi_align per canvas group, with a fixed number of kernels and no host sync."""
+        flat, layout = _packed(images)
+        sizes = layout[:, 1:3]
+        meta = self._metadata(index, sizes, generator)
+        rows_all = self._to_device(layout)
         n, size = len(images), self.geometry.size
-        groups = canvas_groups(sizes_cpu)
+        groups = canvas_groups(sizes)
         out = torch.empty((n, 3, size, size), device=self.device).contiguous(memory_format=self.memory_format)
         for group in groups:
-            rows = meta if len(groups) == 1 else meta[self._to_device(torch.tensor(group))]
-            canvas = pad_images([images[i] for i in group])
-            if canvas.device != self.device:
-                canvas = self._to_device(canvas)
-            crops = resized_crops(canvas, rows[:, :2].long(), rows[:, 2:6], size, self.norm, rows[:, 6] > 0.5)
-            if len(groups) == 1:
+            chosen = None if len(groups) == 1 else self._to_device(torch.tensor(group))
+            rows = meta if chosen is None else meta[chosen]
+            height, width = (int(v) for v in sizes[group].max(dim=0).values)
+            planes = packed_planes(flat, rows_all if chosen is None else rows_all[chosen], height, width)
+            crops = crops_of_planes(planes, rows[:, 2:6], size, self.norm, rows[:, 6] > 0.5)
+            if chosen is None:
                 out.copy_(crops)
             else:
-                out[self._to_device(torch.tensor(group))] = crops
+                out[chosen] = crops
         labels = meta[:, 7].long()
         event = None
         if self.stream is not None:
             event = torch.cuda.Event()
             event.record(self.stream)
-            self._retire(event, images)
+            self._retire(event, [*images, flat])
         return out, labels, event
 
     def _retire(self, event: torch.cuda.Event, images: list[torch.Tensor]) -> None:
