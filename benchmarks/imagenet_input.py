@@ -38,7 +38,7 @@ from specbench.spec import builtin
 
 FULL = TreeSpec(classes=128, train_per_class=200, val_per_class=4, flat_val=True, learnable=False)
 SMOKE = TreeSpec(classes=4, train_per_class=16, val_per_class=4, widths=(40, 56), heights=(32, 44), flat_val=True)
-SETS = ["precision=bf16", "memory_format=channels_last", "compile_mode=default"]
+SETS = ["precision=bf16", "memory_format=channels_last"]
 
 
 def derived_spec(path: Path, tree: Any, epochs: int, smoke: bool) -> Path:
@@ -62,12 +62,13 @@ def derived_spec(path: Path, tree: Any, epochs: int, smoke: bool) -> Path:
     return path
 
 
-def execute(argv: list[str], ok: tuple[int, ...] = (0,)) -> list[str]:
+def execute(argv: list[str], ok: tuple[int, ...] = (0,)) -> tuple[list[str], list[str]]:
+    """Run `specbench execute`; the command and its `data path:` lines (what an automatic CPU share came to)."""
     command = [sys.executable, "-m", "specbench.cli", "execute", *argv]
     proc = subprocess.run(command, capture_output=True, text=True)
     if proc.returncode not in ok:
         raise SystemExit(f"specbench execute failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return command
+    return command, [line for line in proc.stderr.splitlines() if line.startswith("data path:")]
 
 
 def rate(loader: Any, batches: int, device: str) -> float:
@@ -107,6 +108,13 @@ def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, 
         for attribute in patched:
             delattr(pipe, attribute)
     pipe.close()
+    if decoder == "nvjpeg":
+        auto = DeviceImageLoader(
+            tree.root, tree.train, device=torch.device(device), decoder=decoder, cpu_share="auto", **common
+        )
+        out["pipeline data_cpu_share=auto img/s"] = rate(auto, steps, device)
+        out["pipeline data_cpu_share=auto mean share"] = auto.share.mean
+        auto.close()
     train, _ = imagenet_loaders(tree, geometry.size, geometry.resize, batch, workers, 1, pin=device == "cuda")
     out["cpu path (pil) img/s"] = rate(train, min(steps, 30), "cpu")
     return out
@@ -136,13 +144,13 @@ def energy_between(run_dir: Path, t0: float, t1: float) -> float | None:
     return total
 
 
-def real_run(work: Path, tree: Any, epochs: int, device: str, smoke: bool) -> dict[str, Any]:
+def real_run(work: Path, tree: Any, epochs: int, device: str, smoke: bool, compile_mode: str) -> dict[str, Any]:
     spec = derived_spec(work / "resnet50-jpeg-tree.yaml", tree, epochs, smoke)
     power = ["--power", "none"] if smoke else ["--power", "nvml"]
-    sets = [] if smoke else SETS
+    sets = [] if smoke else [*SETS, f"compile_mode={compile_mode}"]
     out = work / "real" / "specbench" / device
     argv = [str(spec), "--data", str(tree.root), "--device", device, *power, "--runs", "1", "--out", str(out)]
-    command = execute([*argv, *(a for s in sets for a in ("--set", s))], ok=(0, 1))
+    command, notes = execute([*argv, *(a for s in sets for a in ("--set", s))], ok=(0, 1))
     run_dir = out / "resnet50-jpeg-tree" / "run_1"
     result = json.loads((run_dir / "result.json").read_text())
     windows = [w for w in epoch_windows(run_dir / "log.txt") if w[0] >= 2]
@@ -152,6 +160,7 @@ def real_run(work: Path, tree: Any, epochs: int, device: str, smoke: bool) -> di
     energy = sum(e for e in energies if e is not None) if energies and None not in energies else None
     return {
         "command": " ".join(command),
+        "data_path": notes,
         "settings": result["settings"],
         "epochs_timed": [w[0] for w in windows],
         "images_per_s": samples / seconds,
@@ -164,12 +173,12 @@ def real_run(work: Path, tree: Any, epochs: int, device: str, smoke: bool) -> di
     }
 
 
-def synthetic_run(work: Path, device: str, smoke: bool) -> dict[str, Any]:
+def synthetic_run(work: Path, device: str, smoke: bool, compile_mode: str) -> dict[str, Any]:
     out = work / "synthetic" / "specbench" / device
     power = ["--power", "none", "--profile", "smoke"] if smoke else ["--power", "nvml"]
-    sets = [] if smoke else [*SETS, "global_batch_size=256"]
+    sets = [] if smoke else [*SETS, f"compile_mode={compile_mode}", "global_batch_size=256"]
     argv = ["caraml-resnet50", "--device", device, *power, "--runs", "1", "--out", str(out)]
-    command = execute([*argv, *(a for s in sets for a in ("--set", s))])
+    command, _ = execute([*argv, *(a for s in sets for a in ("--set", s))])
     result = json.loads((out / "caraml-resnet50" / "run_1" / "result.json").read_text())
     measured = result["power"]["measured"]
     return {
@@ -189,6 +198,13 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4, help="training budget of the real run (epochs)")
     parser.add_argument("--smoke", action="store_true", help="a tiny tree and the CPU, to check the script")
     parser.add_argument("--no-probe", dest="probe", action="store_false", help="skip the in-process probe")
+    parser.add_argument(
+        "--compile-mode",
+        default="reduce-overhead",
+        choices=("default", "reduce-overhead"),
+        help="torch.compile mode of both executor runs (reduce-overhead: CUDA graphs, so that the training "
+        "thread launches a step in a few calls and the pipeline's threads cannot delay it)",
+    )
     args = parser.parse_args()
     device = "cpu" if args.smoke else "cuda"
     if device == "cuda" and not torch.cuda.is_available():
@@ -219,9 +235,9 @@ def main() -> None:
         alone["in-process probe"] = probe(tree, 256, sorted({8, workers_per_process()}), [2, 4])
     _show(alone)
     save(loaders_alone=alone)
-    synthetic = synthetic_run(args.work, device, args.smoke)
+    synthetic = synthetic_run(args.work, device, args.smoke, args.compile_mode)
     save(synthetic=synthetic)
-    real = real_run(args.work, tree, 2 if args.smoke else args.epochs, device, args.smoke)
+    real = real_run(args.work, tree, 2 if args.smoke else args.epochs, device, args.smoke, args.compile_mode)
     ratio = real["images_per_s"] / synthetic["images_per_s"]
     for name, row in (("synthetic (caraml-resnet50)", synthetic), ("real --data (epochs 2..)", real)):
         j = row["j_per_image"]
@@ -247,8 +263,23 @@ def _environment(device: str) -> dict[str, Any]:
     if device == "cuda":
         from gpu_env import environment
 
-        return environment(torchvision=torchvision.__version__)  # type: ignore[no-any-return]
+        return environment(torchvision=torchvision.__version__, physical_cores=_physical_cores())  # type: ignore[no-any-return]
     return {"device": "cpu", "torch": torch.__version__, "torchvision": torchvision.__version__}
+
+
+def _physical_cores() -> int | None:
+    """Distinct (socket, core) pairs of /proc/cpuinfo: hyperthreads share a core's decoder throughput."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    cores = set()
+    for block in text.split("\n\n"):
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        if "core id" in fields:
+            cores.add((fields.get("physical id"), fields["core id"]))
+    return len(cores) or None
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ def test_cpu_run_trains_through_data_to_its_target_and_validates(tree: Path, tmp
     check_trained(code, meta, result, out)
     framework = meta["layers"]["framework"]  # type: ignore[index]
     assert framework == {**framework, "data_decoder": "pil", "augment_device": "cpu", "num_workers": 0}
+    assert "data_cpu_share" not in framework  # only nvjpeg splits its batches
     assert result["settings"]["data_decoder"] == "pil"  # type: ignore[index]
 
 
@@ -81,6 +82,7 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
     framework = meta["layers"]["framework"]  # type: ignore[index]
     assert framework["data_decoder"] == "nvjpeg" and framework["augment_device"] == "cuda"  # type: ignore[index]
     assert framework["num_workers"] == common.workers_per_process()  # type: ignore[index]
+    assert framework["data_cpu_share"] == "auto"  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
@@ -92,6 +94,10 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
             "libjpeg+cuda, nvjpeg+cuda, pil+cpu",
         ),
         (["--set", "data_decoder=dali"], "error: --set data_decoder=dali: expected one of pil, libjpeg, nvjpeg"),
+        (
+            ["--set", "data_cpu_share=0.5"],
+            "error: --set data_cpu_share: applies to data_decoder=nvjpeg; this run decodes with pil",
+        ),
     ],
 )
 def test_data_settings_that_cannot_work_fail_before_anything_starts(

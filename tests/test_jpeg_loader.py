@@ -12,7 +12,7 @@ pytest.importorskip("torchvision")
 
 from specbench.errors import UsageError  # noqa: E402
 from specbench.executors.imagenet import ImageTree, scan_tree  # noqa: E402
-from specbench.executors.jpegloader import DeviceImageLoader, Geometry  # noqa: E402
+from specbench.executors.jpegloader import DeviceImageLoader, Geometry, ShareControl  # noqa: E402
 from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
@@ -119,8 +119,10 @@ def test_nvjpeg_needs_a_cuda_device(tree: ImageTree) -> None:
 
 @pytest.mark.gpu
 @CUDA
-def test_nvjpeg_batches_match_the_cpu_decoder(tree: ImageTree) -> None:
-    gpu, cpu = loader(tree, device="cuda", decoder="nvjpeg"), loader(tree, device="cuda", decoder="libjpeg")
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_nvjpeg_batches_match_the_cpu_decoder(tree: ImageTree, share: float) -> None:
+    gpu = loader(tree, device="cuda", decoder="nvjpeg", cpu_share=share)
+    cpu = loader(tree, device="cuda", decoder="libjpeg")
     try:
         for (a, la), (b, lb) in zip(gpu.epoch(1), cpu.epoch(1), strict=True):
             assert a.is_cuda and la.is_cuda and torch.equal(la, lb)
@@ -145,3 +147,30 @@ def test_nvjpeg_falls_back_for_images_it_refuses(tmp_path: Path) -> None:
         assert sum(len(y) for _, y in train.epoch(2)) == 8
     finally:
         train.close()
+
+
+def test_share_control_follows_the_stage_that_waits() -> None:
+    fixed = ShareControl(0.4)
+    fixed.update(cpu_wait_s=1.0, handover_s=0.0)
+    assert fixed.value == 0.4 and fixed.mean == 0.4
+    auto = ShareControl("auto")
+    start = auto.value
+    auto.update(cpu_wait_s=0.0, handover_s=0.0)  # nvjpeg was the slowest: give the CPU more
+    assert auto.value == start + ShareControl.STEP
+    auto.update(cpu_wait_s=0.0, handover_s=0.05)  # the training held the batch up: nothing to balance
+    assert auto.value == start + ShareControl.STEP
+    auto.update(cpu_wait_s=0.01, handover_s=0.0)  # the CPU's part was late
+    assert auto.value == start
+    for _ in range(200):
+        auto.update(cpu_wait_s=0.01, handover_s=0.0)
+    assert auto.value == 0.0
+    for _ in range(200):
+        auto.update(cpu_wait_s=0.0, handover_s=0.0)
+    assert auto.value == 1.0
+    assert auto.mean is not None and 0.0 < auto.mean < 1.0
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5, "half"])
+def test_share_control_refuses_what_is_not_a_fraction(share: object) -> None:
+    with pytest.raises(UsageError, match="data_cpu_share"):
+        ShareControl(share)  # type: ignore[arg-type]

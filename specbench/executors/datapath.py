@@ -1,13 +1,15 @@
 """The `--data` image path of the ResNet-50 executor: its options, their checks, and the loaders they pick.
 
-Three settings, recorded in layer 6 (framework) of submission.yaml: `data_decoder` (pil: PIL in
+Four settings, recorded in layer 6 (framework) of submission.yaml: `data_decoder` (pil: PIL in
 DataLoader worker processes; libjpeg: torchvision's libjpeg-turbo decoder in threads; nvjpeg: the
 GPU's decoder through torchvision), `augment_device` (cpu: per image in the workers, or batched on the
-CPU; cuda: batched kernels on the GPU) and `num_workers` (processes or reading threads).
+CPU; cuda: batched kernels on the GPU), `num_workers` (processes or reading threads) and, with nvjpeg,
+`data_cpu_share` (the share of each batch that libjpeg-turbo decodes in the reading threads beside it).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,8 +41,17 @@ DATA_OPTIONS = {
         "cpu",
         "cuda",
     ),
+    "data_cpu_share": Option(
+        "data_cpu_share",
+        "framework",
+        "with data_decoder=nvjpeg, the share of each batch decoded by libjpeg-turbo in the reading threads: "
+        "auto (balanced batch by batch) or a fraction from 0 to 1",
+        None,
+        "auto",
+        "auto",
+    ),
 }
-DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers")
+DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers", "data_cpu_share")
 VALID = {("pil", "cpu"), ("libjpeg", "cpu"), ("libjpeg", "cuda"), ("nvjpeg", "cuda")}
 
 
@@ -59,6 +70,13 @@ def check_data_settings(resolved: ResolvedSpec, config: RunConfig) -> None:
     if pair not in VALID:
         choices = ", ".join(f"{d}+{a}" for d, a in sorted(VALID))
         raise UsageError(f"data_decoder={pair[0]} with augment_device={pair[1]} does not go together; choose {choices}")
+    share = config.settings.get("data_cpu_share", "auto")
+    if pair[0] != "nvjpeg":
+        if "data_cpu_share" in config.overrides:
+            raise UsageError(f"--set data_cpu_share: applies to data_decoder=nvjpeg; this run decodes with {pair[0]}")
+        config.settings.pop("data_cpu_share", None)
+    elif share != "auto" and (isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 <= share <= 1)):
+        raise UsageError(f"--set data_cpu_share={share}: expected auto or a fraction from 0 to 1")
     if pair[1] == "cuda" and not torch.cuda.is_available():
         raise UsageError(
             f"augment_device=cuda (data_decoder={pair[0]}) needs a CUDA GPU, and torch sees none here; "
@@ -99,6 +117,7 @@ def image_loaders(ctx: RunContext, batch_size: int) -> tuple[Any, Any]:
         "rank": rank,
         "world": world,
         "memory_format": memory_format(ctx),
+        "cpu_share": ctx.settings.get("data_cpu_share", "auto") if decoder == "nvjpeg" else 0.0,
     }
     train = DeviceImageLoader(tree.root, tree.train, batch_size=batch_size, train=True, **common)
     val = DeviceImageLoader(tree.root, tree.val, batch_size=batch_size, train=False, **common)
@@ -125,7 +144,15 @@ def eval_batches(val: Any) -> Iterable[Any]:
 
 
 def close_loaders(*loaders: Any) -> None:
-    """Stop the device pipeline's threads (DataLoader workers end with their iterators)."""
+    """Stop the device pipeline's threads (DataLoader workers end with their iterators); say what an automatic
+    CPU share came to."""
     for loader in loaders:
         if isinstance(loader, DeviceImageLoader):
             loader.close()
+            mean = loader.share.mean
+            if loader.share.auto and loader.train and mean is not None:
+                print(
+                    f"data path: libjpeg-turbo decoded {mean:.1%} of the training images beside nvjpeg "
+                    f"(data_cpu_share=auto, {loader.share.batches} batches)",
+                    file=sys.stderr,
+                )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -48,6 +49,44 @@ class Geometry:
 
     size: int
     resize: int
+
+
+class ShareControl:
+    """The share of each batch that libjpeg-turbo decodes in the reading threads while nvjpeg decodes the rest.
+
+    A number from 0 to 1 is kept as given. `auto` starts at AUTO_START and moves by STEP after each batch:
+    down when the decoding thread had to wait for the CPU's part once nvjpeg was done (the CPU is behind),
+    up when it neither waited for the CPU nor for the next stage to take the batch (nvjpeg is the slowest
+    stage), unchanged when the next stage was the one that held it up (decoding is ahead of the training).
+    """
+
+    AUTO_START = 0.25
+    STEP = 1.0 / 64
+    WAIT_S = 0.001
+
+    def __init__(self, share: float | str) -> None:
+        self.auto = share == "auto"
+        if not self.auto and not (isinstance(share, (int, float)) and 0.0 <= float(share) <= 1.0):
+            raise UsageError(f"data_cpu_share {share!r}: expected auto or a fraction from 0 to 1")
+        self.value = self.AUTO_START if self.auto else float(share)
+        self.batches = 0
+        self.total = 0.0
+
+    def update(self, cpu_wait_s: float, handover_s: float) -> None:
+        """After a batch: how long its CPU part was waited for, and how long the next stage took to accept it."""
+        self.batches += 1
+        self.total += self.value
+        if not self.auto:
+            return
+        if cpu_wait_s > self.WAIT_S:
+            self.value = max(0.0, self.value - self.STEP)
+        elif handover_s <= self.WAIT_S:
+            self.value = min(1.0, self.value + self.STEP)
+
+    @property
+    def mean(self) -> float | None:
+        """The mean share over the batches so far (None before the first)."""
+        return self.total / self.batches if self.batches else None
 
 
 def _packed(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,8 +135,8 @@ class DeviceImageLoader:
         world: int = 1,
         depth: int = 3,
         memory_format: torch.memory_format = torch.channels_last,
-        cpu_share: float = 0.0,
-        stream_priority: int = 0,
+        cpu_share: float | str = 0.0,
+        stream_priority: int = -1,
     ) -> None:
         if decoder not in DECODERS:
             raise UsageError(f"data_decoder {decoder!r}: the device pipeline decodes with one of {', '.join(DECODERS)}")
@@ -108,9 +147,7 @@ class DeviceImageLoader:
         self.root, self.split, self.batch_size, self.train = root, split, batch_size, train
         self.geometry, self.device, self.decoder, self.seed = geometry, device, decoder, seed
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
-        if not 0.0 <= cpu_share <= 1.0:
-            raise UsageError(f"the share of each batch decoded on the CPU is a fraction from 0 to 1, not {cpu_share}")
-        self.cpu_share = 1.0 if decoder == "libjpeg" else cpu_share
+        self.share = ShareControl(1.0 if decoder == "libjpeg" else cpu_share)
         self.stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
         self.workers = max(1, workers)
         self.pool = ThreadPoolExecutor(
@@ -192,7 +229,7 @@ class DeviceImageLoader:
             index = next(batches, None)
             if index is None:
                 return
-            on_cpu = round(len(index) * self.cpu_share)
+            on_cpu = round(len(index) * self.share.value)
             futures = [
                 self.pool.submit(self._decode_many, index[k : min(k + chunk, on_cpu)].tolist())
                 for k in range(0, on_cpu, chunk)
@@ -211,8 +248,11 @@ class DeviceImageLoader:
             parts = math.ceil(on_cpu / chunk)
             encoded = [data for future in futures[parts:] for data in future.result()]
             images = self._decode_nvjpeg(index[on_cpu:], encoded) if encoded else []
+            t0 = time.perf_counter()
             uploaded = [image for future in futures[:parts] for image in self._upload(*future.result())]
+            t1 = time.perf_counter()
             yield index, uploaded + images
+            self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1)
 
     def _load_many(self, indices: list[int]) -> list[torch.Tensor]:
         """Runs in a reading thread: the files' bytes."""
