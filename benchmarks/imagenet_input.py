@@ -144,10 +144,12 @@ def energy_between(run_dir: Path, t0: float, t1: float) -> float | None:
     return total
 
 
-def real_run(work: Path, tree: Any, epochs: int, device: str, smoke: bool, compile_mode: str) -> dict[str, Any]:
+def real_run(
+    work: Path, tree: Any, epochs: int, device: str, smoke: bool, compile_mode: str, extra: list[str]
+) -> dict[str, Any]:
     spec = derived_spec(work / "resnet50-jpeg-tree.yaml", tree, epochs, smoke)
     power = ["--power", "none"] if smoke else ["--power", "nvml"]
-    sets = [] if smoke else [*SETS, f"compile_mode={compile_mode}"]
+    sets = [*([] if smoke else [*SETS, f"compile_mode={compile_mode}"]), *extra]
     out = work / "real" / "specbench" / device
     argv = [str(spec), "--data", str(tree.root), "--device", device, *power, "--runs", "1", "--out", str(out)]
     command, notes = execute([*argv, *(a for s in sets for a in ("--set", s))], ok=(0, 1))
@@ -205,6 +207,13 @@ def main() -> None:
         help="torch.compile mode of both executor runs (reduce-overhead: CUDA graphs, so that the training "
         "thread launches a step in a few calls and the pipeline's threads cannot delay it)",
     )
+    parser.add_argument(
+        "--real-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one more --set for the --data run only (e.g. data_cpu_share=0.45); repeatable",
+    )
     args = parser.parse_args()
     device = "cpu" if args.smoke else "cuda"
     if device == "cuda" and not torch.cuda.is_available():
@@ -237,7 +246,8 @@ def main() -> None:
     save(loaders_alone=alone)
     synthetic = synthetic_run(args.work, device, args.smoke, args.compile_mode)
     save(synthetic=synthetic)
-    real = real_run(args.work, tree, 2 if args.smoke else args.epochs, device, args.smoke, args.compile_mode)
+    epochs = 2 if args.smoke else args.epochs
+    real = real_run(args.work, tree, epochs, device, args.smoke, args.compile_mode, args.real_set)
     ratio = real["images_per_s"] / synthetic["images_per_s"]
     for name, row in (("synthetic (caraml-resnet50)", synthetic), ("real --data (epochs 2..)", real)):
         j = row["j_per_image"]
