@@ -174,3 +174,12 @@ def test_share_control_follows_the_stage_that_waits() -> None:
 def test_share_control_refuses_what_is_not_a_fraction(share: object) -> None:
     with pytest.raises(UsageError, match="data_cpu_share"):
         ShareControl(share)  # type: ignore[arg-type]
+
+
+def test_share_control_lets_short_cpu_waits_pass() -> None:
+    auto = ShareControl("auto")
+    start = auto.value
+    auto.update(cpu_wait_s=0.003, handover_s=0.0, nvjpeg_s=0.05)  # 3 ms against a 50 ms nvjpeg call: keeping up
+    assert auto.value == start + ShareControl.STEP
+    auto.update(cpu_wait_s=0.008, handover_s=0.0, nvjpeg_s=0.05)
+    assert auto.value == start

@@ -55,7 +55,8 @@ class ShareControl:
     """The share of each batch that libjpeg-turbo decodes in the reading threads while nvjpeg decodes the rest.
 
     A number from 0 to 1 is kept as given. `auto` starts at AUTO_START and moves by STEP after each batch:
-    down when the decoding thread had to wait for the CPU's part once nvjpeg was done (the CPU is behind),
+    down when the decoding thread had to wait for the CPU's part once nvjpeg was done (the CPU is behind:
+    a wait longer than a tenth of the nvjpeg call, at least WAIT_S, as shorter ones are thread scheduling),
     up when it neither waited for the CPU nor for the next stage to take the batch (nvjpeg is the slowest
     stage), unchanged when the next stage was the one that held it up (decoding is ahead of the training).
     """
@@ -72,13 +73,14 @@ class ShareControl:
         self.batches = 0
         self.total = 0.0
 
-    def update(self, cpu_wait_s: float, handover_s: float) -> None:
-        """After a batch: how long its CPU part was waited for, and how long the next stage took to accept it."""
+    def update(self, cpu_wait_s: float, handover_s: float, nvjpeg_s: float = 0.0) -> None:
+        """After a batch: how long its CPU part was waited for, how long the next stage took to accept it, and
+        how long its nvjpeg call took."""
         self.batches += 1
         self.total += self.value
         if not self.auto:
             return
-        if cpu_wait_s > self.WAIT_S:
+        if cpu_wait_s > max(self.WAIT_S, 0.1 * nvjpeg_s):
             self.value = max(0.0, self.value - self.STEP)
         elif handover_s <= self.WAIT_S:
             self.value = min(1.0, self.value + self.STEP)
@@ -247,12 +249,13 @@ class DeviceImageLoader:
             submit()
             parts = math.ceil(on_cpu / chunk)
             encoded = [data for future in futures[parts:] for data in future.result()]
+            t_nv = time.perf_counter()
             images = self._decode_nvjpeg(index[on_cpu:], encoded) if encoded else []
             t0 = time.perf_counter()
             uploaded = [image for future in futures[:parts] for image in self._upload(*future.result())]
             t1 = time.perf_counter()
             yield index, uploaded + images
-            self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1)
+            self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1, nvjpeg_s=t0 - t_nv)
 
     def _load_many(self, indices: list[int]) -> list[torch.Tensor]:
         """Runs in a reading thread: the files' bytes."""
