@@ -170,7 +170,7 @@ def test_share_control_follows_the_stage_that_waits() -> None:
     assert auto.mean is not None and 0.0 < auto.mean < 1.0
 
 
-@pytest.mark.parametrize("share", [-0.1, 1.5, "half"])
+@pytest.mark.parametrize("share", [-0.1, 1.5, "half", True])
 def test_share_control_refuses_what_is_not_a_fraction(share: object) -> None:
     with pytest.raises(UsageError, match="data_cpu_share"):
         ShareControl(share)  # type: ignore[arg-type]

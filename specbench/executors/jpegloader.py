@@ -1,11 +1,13 @@
 """JPEG batches decoded and augmented on the run's device, produced beside the training step.
 
 Threads read the files of the next batches in chunks (torchvision's `read_file`, which leaves the
-GIL); a decoding thread decodes each batch in one call (nvjpeg through `torchvision.io.decode_jpeg` on
-CUDA, or libjpeg-turbo in the reading threads); an assembling thread crops, flips and normalises it with
+GIL) and decode a share of each batch with libjpeg-turbo (`data_cpu_share`, balanced batch by batch
+by `ShareControl`); a decoding thread decodes the rest in one nvjpeg call (`torchvision.io.decode_jpeg`
+on CUDA); an assembling thread packs the batch into one buffer and crops, flips and normalises it with
 the batched kernels of `crops.py` on the loader's own CUDA stream, without a host sync, and queues it a
-few batches ahead (stages.py); the training thread waits on the batch's event, never on the host. Once an epoch has been handed out, the next one starts,
-so its first batches are ready while the evaluation runs.
+few batches ahead (stages.py); the training thread waits on the batch's event, never on the host. Once
+an epoch has been handed out, the next one starts, so its first batches are ready while the evaluation
+runs.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ class ShareControl:
 
     def __init__(self, share: float | str) -> None:
         self.auto = share == "auto"
-        if not self.auto and not (isinstance(share, (int, float)) and 0.0 <= float(share) <= 1.0):
+        number = isinstance(share, (int, float)) and not isinstance(share, bool)
+        if not self.auto and not (number and 0.0 <= float(share) <= 1.0):
             raise UsageError(f"data_cpu_share {share!r}: expected auto or a fraction from 0 to 1")
         self.value = self.AUTO_START if self.auto else float(share)
         self.batches = 0
@@ -232,7 +235,7 @@ class DeviceImageLoader:
             if index is None:
                 return
             on_cpu = round(len(index) * self.share.value)
-            futures = [
+            futures: list[Future[Any]] = [
                 self.pool.submit(self._decode_many, index[k : min(k + chunk, on_cpu)].tolist())
                 for k in range(0, on_cpu, chunk)
             ]
