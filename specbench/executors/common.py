@@ -88,3 +88,9 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
     if compile_mode != "none":
         model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
     return model
+
+
+def set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:
+    """One learning rate for every parameter group (each schedule here gives one rate per step)."""
+    for group in optimizer.param_groups:
+        group["lr"] = value

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from specbench.errors import UsageError
 from specbench.executors.base import RunOutcome
 from specbench.executors.climate import CHANNELS, CLASSES, CamSplit, generate_arrays, normalise
-from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
+from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, set_learning_rate, wrap_model
 from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import Option, RunConfig
 from specbench.executors.context import RunContext
@@ -366,8 +366,7 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
     device = torch.device(ctx.device)
 
     def step(batch: tuple[torch.Tensor, torch.Tensor], index: int) -> None:
-        for group in state.optimizer.param_groups:
-            group["lr"] = learning_rate(ctx.hyperparameters, index)
+        set_learning_rate(state.optimizer, learning_rate(ctx.hyperparameters, index))
         _step(state, batch[0], batch[1], device)
 
     return train_to_quality(

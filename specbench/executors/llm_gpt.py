@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from specbench.errors import UsageError
 from specbench.executors import tokens as tokdata
 from specbench.executors.base import RunOutcome
+from specbench.executors.common import set_learning_rate
 from specbench.executors.config import Option, RunConfig
 from specbench.executors.context import RunContext
 from specbench.executors.distributed import from_env as dist_from_env
@@ -540,8 +541,7 @@ def forward_loss(state: State, inputs: torch.Tensor, targets: torch.Tensor) -> t
 def train_step(state: State, hyperparameters: dict[str, Any]) -> torch.Tensor:
     """One optimizer step over gradient-accumulation micro-batches; returns the mean loss (on the device)."""
     plan = state.plan
-    for group in state.optimizer.param_groups:
-        group["lr"] = learning_rate(hyperparameters, state.step, state.total_steps)
+    set_learning_rate(state.optimizer, learning_rate(hyperparameters, state.step, state.total_steps))
     total: torch.Tensor | None = None
     for index in range(plan.accumulation):
         inputs, targets = next(state.batches)

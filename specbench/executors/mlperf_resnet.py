@@ -18,6 +18,7 @@ import torch
 
 from specbench.errors import UsageError
 from specbench.executors.base import RunOutcome
+from specbench.executors.common import set_learning_rate
 from specbench.executors.config import RunConfig
 from specbench.executors.context import RunContext
 from specbench.executors.distributed import from_env
@@ -112,8 +113,7 @@ class MlperfResNet50Executor(ResNet50Executor):
         device = torch.device(ctx.device)
 
         def step(batch: tuple[torch.Tensor, torch.Tensor], index: int) -> None:
-            for group in state.optimizer.param_groups:
-                group["lr"] = schedule.rate(index)
+            set_learning_rate(state.optimizer, schedule.rate(index))
             _step(state, batch[0], batch[1], device)
 
         return train_to_quality(

@@ -20,7 +20,7 @@ import torchvision
 from specbench.errors import UsageError
 from specbench.executors import lars
 from specbench.executors.base import RunOutcome
-from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, wrap_model
+from specbench.executors.common import CONV_OPTIONS, mixed_precision, set_backends, set_learning_rate, wrap_model
 from specbench.executors.common import memory_format as conv_memory_format
 from specbench.executors.config import RunConfig
 from specbench.executors.context import RunContext
@@ -275,8 +275,7 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
     total_steps = math.ceil(ctx.resolved.spec.budget.epochs) * state.steps_per_epoch
 
     def step(batch: tuple[torch.Tensor, torch.Tensor], index: int) -> None:
-        for group in state.optimizer.param_groups:
-            group["lr"] = _learning_rate(ctx, index, total_steps, state.steps_per_epoch)
+        set_learning_rate(state.optimizer, _learning_rate(ctx, index, total_steps, state.steps_per_epoch))
         _step(state, batch[0], batch[1], device)
 
     return train_to_quality(
