@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
-import traceback
 
 import click
 
@@ -96,6 +95,8 @@ def _run(argv: list[str] | None) -> int:
         err.show()
         return EXIT_UNUSABLE if err.exit_code == 2 else err.exit_code
     except Exception:
+        import traceback  # here: only an internal error needs it
+
         traceback.print_exc()
         click.echo(
             f"error: internal error in specbench (exit code {EXIT_INTERNAL}): this is a bug, not a verdict on the input",

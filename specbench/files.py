@@ -9,8 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT_VERSION = 1
 SIGNATURE_FILE = MANIFEST + ".sig"
@@ -43,6 +41,8 @@ def atomic_write_json(path: Path, data: Any) -> None:
 def yaml_text(data: Any) -> str:
     """Plain block-style YAML of JSON-like data."""
     import io
+
+    from ruamel.yaml import YAML
 
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False

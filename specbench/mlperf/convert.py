@@ -50,7 +50,15 @@ from specbench.validator.values import is_int, is_number, show
 DEFAULT_RULESET = "4.0.0"
 LEVELS: dict[str, Level] = {"closed": "system", "open": "free"}
 
-__all__ = ["BenchmarkImport", "ConvertError", "RunImport", "SystemImport", "convert_system"]
+__all__ = [
+    "BenchmarkImport",
+    "ConvertError",
+    "RunImport",
+    "StagedSystem",
+    "SystemImport",
+    "convert_system",
+    "stage_system",
+]
 
 
 class ConvertError(Exception):
@@ -135,6 +143,39 @@ def _context(system: SystemSource, spec: LoadedSpec) -> Context:
 
 def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> SystemImport | None:
     """Write one system's submission under out_root (output_folder); None when no benchmark of it has a spec."""
+    staged = stage_system(system, spec, out_root)
+    return None if staged is None else staged.complete()
+
+
+@dataclass
+class StagedSystem:
+    """A system converted, its files queued to its staging folder's writer thread; complete() puts it in place."""
+
+    result: SystemImport
+    staging: Staging
+
+    def complete(self) -> SystemImport:
+        """Wait until every file is written, then move the folder to its output (the writer's error raised here)."""
+        try:
+            self.staging.finish()
+            _replace(self.staging.root, self.result.output)
+        finally:
+            self.discard()
+        return self.result
+
+    def discard(self) -> None:
+        """Stop the writer thread and remove the staging folder (nothing is left of it once moved into place)."""
+        with contextlib.suppress(BaseException):
+            self.staging.finish()  # the writer thread stops before its folder goes
+        shutil.rmtree(self.staging.root, ignore_errors=True)
+
+
+def stage_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> StagedSystem | None:
+    """Convert one system into a staging folder beside its output; None when no benchmark of it has a spec.
+
+    The files are still being written when this returns: `complete()` waits for them and moves the
+    folder into place, so the caller may convert the next system meanwhile.
+    """
     wanted = MLPERF_BENCHMARKS.get(spec.spec.id)
     sources = [b for b in system.benchmarks if b.name == wanted]
     if not sources:
@@ -144,8 +185,9 @@ def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Sy
     result = SystemImport(system, output, [], _notes(system))
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = Staging(Path(tempfile.mkdtemp(prefix=f".{ctx.system_name}.import-", dir=output.parent)), background=True)
-    staging.root.chmod(0o755)  # mkdtemp's 0700 would become ORG/SYSTEM's
+    staged = StagedSystem(result, staging)
     try:
+        staging.root.chmod(0o755)  # mkdtemp's 0700 would become ORG/SYSTEM's
         for source in sources:
             result.benchmarks.append(_convert_benchmark(ctx, source, staging))
         first = [
@@ -155,13 +197,10 @@ def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Sy
         staging.yaml("system.yaml", system_yaml(ctx.description, ctx.org_name, ctx.system_name, captured))
         staging.json(IMPORT_FILE, _record(ctx, result).model_dump(mode="json"))
         staging.manifest()
-        staging.finish()
-        _replace(staging.root, output)
-    finally:
-        with contextlib.suppress(BaseException):
-            staging.finish()  # the writer thread stops before its folder goes
-        shutil.rmtree(staging.root, ignore_errors=True)
-    return result
+    except BaseException:
+        staged.discard()
+        raise
+    return staged
 
 
 def _notes(system: SystemSource) -> list[str]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
-from specbench.mlperf.convert import ConvertError, SystemImport, convert_system, output_folder
+from specbench.mlperf.convert import ConvertError, StagedSystem, SystemImport, output_folder, stage_system
 from specbench.mlperf.source import SourceError, SystemSource, scan
 from specbench.spec.builtin import find_spec
 from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
@@ -93,7 +93,7 @@ def import_results(
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 done = list(pool.map(_import_one, tasks))
         else:
-            done = [_import_one(task) for task in tasks]
+            done = _import_in_turn(tasks)
     for imported, report, problem in done:
         if problem is not None:
             outcome.skipped.append(problem)
@@ -149,30 +149,73 @@ def _tasks(systems: list[SystemSource], out: Path, spec: str | Path | None, skip
     return tasks
 
 
-def _import_one(task: Task) -> tuple[SystemImport | None, Report | None, str | None]:
+Outcome = tuple[SystemImport | None, Report | None, str | None]
+
+
+def _import_one(task: Task) -> Outcome:
     """Convert and validate one system (in a worker process or here): (import, report) or why it was skipped."""
+    staged, problem = _stage_one(task)
+    return (None, None, problem) if staged is None else _finish_one(task, staged)
+
+
+def _import_in_turn(tasks: list[Task]) -> list[Outcome]:
+    """`_import_one` of each task, in order, in this process; a system is converted while the files of the
+    one before are still being written (by its writer thread), and that one is then put in place and validated."""
+    done: list[Outcome] = []
+    waiting: tuple[Task, StagedSystem] | None = None
+    try:
+        for task in tasks:
+            staged, problem = _stage_one(task)
+            if waiting is not None:
+                before, waiting = waiting, None
+                done.append(_finish_one(*before))
+            if staged is None:
+                done.append((None, None, problem))
+            else:
+                waiting = (task, staged)
+        if waiting is not None:
+            before, waiting = waiting, None
+            done.append(_finish_one(*before))
+    finally:
+        if waiting is not None:  # a later system failed: the one converted before still goes in place
+            with suppress(BaseException):
+                waiting[1].complete()
+    return done
+
+
+def _stage_one(task: Task) -> tuple[StagedSystem | None, str | None]:
+    """One system converted into its staging folder, or why it was skipped."""
     system, out, spec = task
     loaded = _spec(spec)
-    label = f"{system.org.rel}/results/{system.name}"
     try:
-        imported = convert_system(system, loaded, out)
+        staged = stage_system(system, loaded, out)
     except (ConvertError, SourceError) as err:
-        return None, None, f"{label}: not imported: {err}"
-    if imported is None:
+        return None, f"{_label(system)}: not imported: {err}"
+    if staged is None:
         found = ", ".join(b.name for b in system.benchmarks) or "none"
-        return (
-            None,
-            None,
-            (
-                f"{label}: no benchmark {loaded.spec.id} answers (it answers MLPerf's "
-                f"{MLPERF_BENCHMARKS[loaded.spec.id]!r}; found: {found})"
-            ),
+        return None, (
+            f"{_label(system)}: no benchmark {loaded.spec.id} answers (it answers MLPerf's "
+            f"{MLPERF_BENCHMARKS[loaded.spec.id]!r}; found: {found})"
         )
+    return staged, None
+
+
+def _finish_one(task: Task, staged: StagedSystem) -> Outcome:
+    """A staged system put in place and validated: (import, report), or why it was skipped."""
+    system, _, spec = task
+    try:
+        imported = staged.complete()
+    except (ConvertError, SourceError) as err:
+        return None, None, f"{_label(system)}: not imported: {err}"
     report = validate_submission(imported.output, specs=_index(spec))
     for bench in report.benchmarks:
         for run in bench.runs:
             run.log = None
     return imported.slim(), report, None
+
+
+def _label(system: SystemSource) -> str:
+    return f"{system.org.rel}/results/{system.name}"
 
 
 @cache

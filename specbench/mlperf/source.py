@@ -175,9 +175,12 @@ def read_bytes(path: Path) -> bytes:
     except OSError as err:
         raise SourceError(f"{path}: cannot be opened ({err.strerror}; links are not followed)") from err
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise SourceError(f"{path}: not a regular file")
-        data = handle.read(bound + 1)
+        data = handle.read(min(info.st_size, bound) + 1)  # not read(bound + 1): that would first allocate the bound
+        if info.st_size < len(data) <= bound:  # grown since: on up to the bound
+            data += handle.read(bound + 1 - len(data))
     if len(data) > bound:
         raise SourceError(f"{path}: larger than {bound} bytes")
     return data

@@ -17,6 +17,7 @@ from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 from specbench.errors import InputError, Location, Problem
 from specbench.spec.loader import validate_model
 from specbench.spec.models import Strict
+from specbench.spec.parsed import load_builtin_yaml
 from specbench.spec.yamlio import load_yaml
 
 DEVICES_FILE = Path(__file__).with_name("devices.yaml")
@@ -133,7 +134,8 @@ def normalise_name(name: str) -> str:
 
 @cache
 def _load(path: str, mtime_ns: int) -> tuple[DeviceTable, dict[str, DeviceFacts]]:
-    table: DeviceTable = validate_model(DeviceTable, load_yaml(Path(path)))
+    doc = load_builtin_yaml(Path(path)) if Path(path) == DEVICES_FILE else load_yaml(Path(path))
+    table: DeviceTable = validate_model(DeviceTable, doc)
     index = {normalise_name(alias): row for row in table.devices for alias in row.aliases}
     return table, index
 

@@ -17,6 +17,7 @@ from specbench.registry import did_you_mean
 from specbench.spec import builtin
 from specbench.spec.models import RULESET_FORMAT_VERSION, SPEC_FORMAT_VERSION, RuleSet, Spec
 from specbench.spec.numbers import first_bad_number
+from specbench.spec.parsed import is_builtin, load_builtin_yaml
 from specbench.spec.rules import RULE_KINDS
 from specbench.spec.yamlio import Document, JsonPath, Position, format_path, load_yaml
 
@@ -50,7 +51,7 @@ def load_spec(path: str | Path) -> LoadedSpec:
 
 def load_ruleset(path: str | Path) -> RuleSet:
     """Load a rule set file and validate it."""
-    doc = load_yaml(Path(path))
+    doc = _load_file(Path(path))
     _check_format(doc, RULESET_FORMAT_VERSION, "rule set")
     return validate_model(RuleSet, doc)
 
@@ -119,8 +120,13 @@ def _resolve_extends(doc: Document, value: Any, root: Path) -> Path:
     return target
 
 
+def _load_file(path: Path) -> Document:
+    """One YAML file; a built-in one from its parsed copy (the same Document, read faster)."""
+    return load_builtin_yaml(path) if is_builtin(path) else load_yaml(path)
+
+
 def _load_merged(path: Path, root: Path, chain: tuple[Path, ...]) -> Document:
-    doc = load_yaml(path)
+    doc = _load_file(path)
     if "extends" not in doc.data:
         return doc
     target = _resolve_extends(doc, doc.data["extends"], root)

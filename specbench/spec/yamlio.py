@@ -11,13 +11,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from typing import TYPE_CHECKING, Any
 
 from specbench.errors import InputError, Location, Problem
+
+if TYPE_CHECKING:
+    from ruamel.yaml.nodes import MappingNode, Node
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_EXPANDED_NODES = 100_000
@@ -91,6 +90,10 @@ def load_yaml(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
 
 def parse_yaml(text: str, file: str = "<input>") -> Document:
     """Parse YAML text into plain data with positions; every failure is an InputError."""
+    from ruamel.yaml import YAML  # here: a process that parses no YAML does not load ruamel.yaml
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.nodes import MappingNode
+
     yaml = YAML(typ="safe", pure=True)
     try:
         root = yaml.compose(text)
@@ -121,6 +124,8 @@ def _join_surrogates(text: str) -> str:
 
 
 def _node_kind(node: Node) -> str:
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
     if isinstance(node, MappingNode):
         return "mapping"
     if isinstance(node, SequenceNode):
@@ -153,6 +158,8 @@ def _check_expansion(root: Node, file: str) -> None:
 
 
 def _children(node: Node) -> list[Node]:
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
     if isinstance(node, MappingNode):
         return [n for pair in node.value for n in pair]
     if isinstance(node, SequenceNode):
@@ -166,6 +173,8 @@ class _Builder:
         self.positions: dict[JsonPath, Position] = {}
 
     def build(self, node: Node, path: JsonPath) -> Any:
+        from ruamel.yaml.nodes import MappingNode, SequenceNode
+
         if len(path) > MAX_DEPTH:
             raise self._error(node, f"nesting deeper than {MAX_DEPTH} levels", path)
         self.positions[path] = (self.file, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -181,6 +190,8 @@ class _Builder:
         return self._scalar(node, path)
 
     def _mapping(self, node: MappingNode, path: JsonPath) -> dict[str, Any]:
+        from ruamel.yaml.nodes import ScalarNode
+
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if str(key_node.tag) == _STD + "merge":

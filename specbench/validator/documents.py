@@ -119,11 +119,27 @@ _STRICT = json.JSONDecoder(
 )
 """One decoder for every call: json.loads would build a new one per call (most of the cost of a short line)."""
 
+_SHORT_INTS = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+)
+"""_STRICT for a text without 19 digits in a row: there every integer is one `_bounded_int` reads as `int`
+does, so the decoder's own C conversion reads it (about a fifth of the time of an MLLOG log)."""
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_NINETEEN_DIGITS = b"0" * 19
+
+
+def _decoder(text: str) -> json.JSONDecoder:
+    """_SHORT_INTS where no integer of the text can be longer than 19 characters (a sign and 18 digits), else _STRICT."""
+    digits = text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
+    return _STRICT if _NINETEEN_DIGITS in digits else _SHORT_INTS
+
 
 def parse_json_text(text: str) -> Any:
     """Strict JSON: no NaN or Infinity, no duplicate keys, finite numbers only."""
+    decoder = _decoder(text) if len(text) > 4096 else _STRICT
     try:
-        value, end = _STRICT.scan_once(text, 0)  # type: ignore[attr-defined]
+        value, end = decoder.scan_once(text, 0)  # type: ignore[attr-defined]
     except StopIteration:
         return _STRICT.decode(text)  # leading whitespace or no value: decode says which, with its position
     if end != len(text) and text[end:].strip(" \t\n\r"):

@@ -8,6 +8,7 @@ recomputed numbers (`RunData.accounts`) are what result.json is compared with an
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,17 +88,21 @@ def log_epochs(log: ParsedLog) -> float | None:
 
 def _log_epochs(log: ParsedLog) -> float | None:
     stop = log.first("run_stop")
-    values: list[float] = []
-    for event in log:
-        if stop is not None and event.line > stop.line:
+    last = stop.line if stop is not None else math.inf
+    found: list[tuple[int, float]] = []  # (line, epoch) up to run_stop, from the log's index by key
+    for key in ("eval_accuracy", "eval_stop", "epoch_stop"):
+        for event in log.all(key):
+            if event.line > last:
+                break
+            if is_number(event.metadata.get("epoch_num")):
+                found.append((event.line, float(event.metadata["epoch_num"])))
+    for event in log.all("block_stop"):
+        if event.line > last:
             break
         meta = event.metadata
-        if event.key in ("eval_accuracy", "eval_stop", "epoch_stop") and is_number(meta.get("epoch_num")):
-            values.append(float(meta["epoch_num"]))
-        elif (
-            event.key == "block_stop" and is_number(meta.get("first_epoch_num")) and is_number(meta.get("epoch_count"))
-        ):
-            values.append(float(meta["first_epoch_num"]) + float(meta["epoch_count"]) - 1)
+        if is_number(meta.get("first_epoch_num")) and is_number(meta.get("epoch_count")):
+            found.append((event.line, float(meta["first_epoch_num"]) + float(meta["epoch_count"]) - 1))
+    values = [epoch for _, epoch in sorted(found)]  # file order, as max() of equal values takes the first
     best = max(values) if values else None
     return best if best is not None and 0 <= best < 1e9 else None
 

@@ -72,6 +72,8 @@ class Tree:
     digests: dict[str, tuple[str, int]] = field(default_factory=dict)
     complete: bool = True
     only: str | None = None
+    kept: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """Small files digest() read whole, kept until read() takes them: one read and one hash per file."""
 
     @classmethod
     def scan(cls, root: Path, limits: Limits, findings: Findings, only: str | None = None) -> Tree:
@@ -165,8 +167,14 @@ class Tree:
         if entry is None:
             return None
         bound = self.limits.for_name(rel) if limit is None else limit
+        kept = self.kept.pop(rel, None)
+        if kept is not None:
+            return kept if self._within(rel, len(kept), bound) else None
         if not self._within(rel, entry.size, bound):
             return None
+        return self._read_whole(rel, entry, bound)
+
+    def _read_whole(self, rel: str, entry: FileEntry, bound: int) -> bytes | None:
         try:
             fd = self._open(rel)
         except OSError as err:
@@ -191,6 +199,12 @@ class Tree:
         bound = self.limits.for_name(rel)
         if not self._within(rel, entry.size, bound):
             return None
+        if entry.size < CHUNK_BYTES:  # one chunk: read whole as read() does, and kept for it
+            data = self._read_whole(rel, entry, bound)
+            if data is None:
+                return None
+            self.kept[rel] = data
+            return self.digests[rel]
         try:
             fd = self._open(rel)
         except OSError as err:

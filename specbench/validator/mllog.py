@@ -101,13 +101,43 @@ def parse_log(text: str) -> ParsedLog:
             marked.append((number, line.removesuffix("\r"), at + len(TOKEN)))
     values = decode_together([line[start:] for _, line, start in marked])
     events, problems = log.events, log.problems
-    for index, (number, line, start) in enumerate(marked):
-        outcome = parse_line(line, number) if values is None else _event(values[index], number, start)
+    if values is not None:
+        for (number, _, start), data in zip(marked, values, strict=True):
+            if _well_formed(data):
+                data["line"] = number  # the decoded object, with its line, becomes the event's fields
+                event = _new(LogEvent)
+                _set(event, "__dict__", data)
+                events.append(event)
+            else:
+                made = _event(data, number, start)
+                if isinstance(made, LogEvent):
+                    events.append(made)
+                else:
+                    problems.append(made)
+        return log
+    for number, line, _ in marked:
+        outcome = parse_line(line, number)
         if isinstance(outcome, LogEvent):
             events.append(outcome)
         elif outcome is not None:
             problems.append(outcome)
     return log
+
+
+def _well_formed(data: Any) -> bool:
+    """An object with exactly the six fields, each of the type an event needs (what _check_fields accepts)."""
+    if type(data) is not dict or data.keys() != _FIELD_SET:
+        return False
+    time_ms = data["time_ms"]
+    return (
+        type(time_ms) in (int, float)
+        and time_ms >= 0
+        and data["event_type"] in EVENT_TYPES
+        and type(data["key"]) is str
+        and data["key"] != ""
+        and type(data["namespace"]) is str
+        and type(data["metadata"]) is dict
+    )
 
 
 def decode_together(bodies: list[str]) -> list[Any] | None:
@@ -158,6 +188,7 @@ def _event(data: Any, number: int, start: int) -> LogEvent | LogProblem:
 
 
 _new = object.__new__
+_set = object.__setattr__
 
 
 def _check_fields(data: dict[str, Any]) -> str | None:

@@ -10,6 +10,7 @@ tools checks, only gives warnings (SB-MLP-002, SB-MLP-007): the run counts as lo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from specbench.validator.mlperf import MlperfDialect
@@ -18,6 +19,7 @@ from specbench.validator.values import is_number, show
 if TYPE_CHECKING:
     from specbench.spec.resolve import ResolvedSpec
     from specbench.validator.logcheck import LogCheck
+    from specbench.validator.mllog import LogEvent, ParsedLog
     from specbench.validator.model import Evaluation
 
 SUBMISSION_STATUSES = ("cloud", "onprem", "preview", "research")
@@ -49,6 +51,15 @@ CHECKED_KEYS = frozenset(
     )
 )
 """The keys check_events looks at; every other event is passed over at once."""
+
+
+def checked_events(log: ParsedLog) -> list[LogEvent]:
+    """The events of CHECKED_KEYS in file order (each event has a line of its own), taken from the log's index by key."""
+    return log.derived(_checked_events)
+
+
+def _checked_events(log: ParsedLog) -> list[LogEvent]:
+    return sorted((e for key in CHECKED_KEYS for e in log.all(key)), key=attrgetter("line"))
 
 
 UNCHECKED = (
@@ -114,10 +125,8 @@ class MlperfLogRules:
         state = {"init_started": False, "init_stopped": False, "run_started": False}
         first_init: float | None = None
         minutes = COMPILE_MINUTES[self.dialect.division]
-        for event in self.check.log:
+        for event in checked_events(self.check.log):
             key = event.key
-            if key not in CHECKED_KEYS:
-                continue
             meta, value = event.metadata, event.value
             if key == "init_start":
                 if state["init_stopped"] or state["run_started"]:

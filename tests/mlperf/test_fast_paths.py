@@ -9,7 +9,9 @@
 - the import report's table is the one tabulate prints;
 - the characters that send a JSON-looking YAML file to the YAML parser are those of the class of
   characters kept, left out;
-- a log's derived values are computed once.
+- a log's derived values are computed once;
+- a source file is read to its size, not to its bound first: the same bytes, and the same refusal
+  of a file over the bound, also of one that grew after its size was taken.
 """
 
 from __future__ import annotations
@@ -214,3 +216,44 @@ def test_a_derived_value_is_computed_once_per_log() -> None:
     assert log == parse_log.__wrapped__(
         GOOD.replace('"k"', '"eval_accuracy"').replace("{}}", '{"epoch_num": 3}}') + "\n"
     )
+
+
+@pytest.mark.parametrize("size", [0, 1, 99, 100, 101, 5000])
+def test_a_source_file_is_read_whole_up_to_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    from specbench.mlperf import source
+
+    monkeypatch.setattr(source, "MAX_BYTES", {".txt": 100})
+    path = tmp_path / "result_1.txt"
+    path.write_bytes(bytes(range(256)) * (size // 256) + bytes(range(size % 256)))
+    if size <= 100:
+        assert source.read_bytes(path) == path.read_bytes()
+    else:
+        with pytest.raises(source.SourceError, match="larger than 100 bytes"):
+            source.read_bytes(path)
+
+
+def test_a_source_file_that_grew_is_read_on_to_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from specbench.mlperf import source
+
+    monkeypatch.setattr(source, "MAX_BYTES", {".txt": 100})
+    path = tmp_path / "result_1.txt"
+    path.write_bytes(b"x" * 10)
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        with path.open("ab") as grow:
+            grow.write(b"y" * grown)
+        return info
+
+    monkeypatch.setattr(source.os, "fstat", fstat_then_grow)
+    grown = 50
+    assert source.read_bytes(path) == b"x" * 10 + b"y" * 50
+    path.write_bytes(b"x" * 10)
+    grown = 200
+    with pytest.raises(source.SourceError, match="larger than 100 bytes"):
+        source.read_bytes(path)

@@ -1,4 +1,5 @@
-"""The staging folder's writer thread: every file on disk after finish(), and its errors raised there."""
+"""The staging folder's writer thread: every file on disk after finish(), and its errors raised there; the
+importer converting one system while the one before is still being written."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from mlperf_support import corpus, tree_digest
 
+from specbench.mlperf import import_results, importer
+from specbench.mlperf.convert import convert_system, output_folder
 from specbench.mlperf.staging import Staging
+from specbench.spec.loader import load_spec
+from specbench.validator import validate_submission
 
 
 @pytest.mark.parametrize("background", [False, True])
@@ -44,3 +50,34 @@ def test_a_file_written_twice_is_refused_at_once(tmp_path: Path) -> None:
         staging.write("a.txt", b"2")
     staging.finish()
     assert (tmp_path / "a.txt").read_bytes() == b"1"
+
+
+def test_systems_imported_in_turn_are_as_imported_one_at_a_time(tmp_path: Path) -> None:
+    """import_results converts a system while the one before is still being written: the same files and reports."""
+    tree = corpus() / "v4.0"
+    together = import_results(tree, tmp_path / "together", jobs=1)
+    assert len(together.systems) >= 2
+    for done in together.systems:
+        alone = convert_system(done.imported.source, load_spec("mlperf-resnet50"), tmp_path / "alone")
+        assert alone is not None
+        report = validate_submission(alone.output)
+        where = {"path": str(alone.output), "root": str(alone.output)}
+        assert report.to_dict() == {**done.report.to_dict(), **where}
+    assert tree_digest(tmp_path / "together") == tree_digest(tmp_path / "alone")
+
+
+def test_a_system_failing_leaves_the_one_before_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real, calls = importer.stage_system, []
+
+    def second_fails(*args: object) -> object:
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("the second system fails")
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importer, "stage_system", second_fails)
+    with pytest.raises(RuntimeError, match="the second system fails"):
+        import_results(corpus() / "v4.0", tmp_path / "out", jobs=1)
+    first = output_folder(calls[0][0], tmp_path / "out")  # type: ignore[arg-type]
+    assert (first / "manifest.json").is_file()
+    assert not [p for p in (tmp_path / "out").rglob(".*") if ".import-" in p.name]

@@ -107,3 +107,31 @@ def test_validation_never_writes(smoke: Path) -> None:
     assert "SB-PWR-002" in report.codes()
     assert _snapshot(smoke) == before
     assert not any(name.endswith(".tmp") for name in os.listdir(run_dir(smoke)))
+
+
+def test_a_file_is_opened_once_for_its_digest_and_its_reading(smoke: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest check reads a small file whole; the check that reads it next takes those bytes (no second read)."""
+    opened: list[str] = []
+    real_open = Tree._open
+
+    def counting(self: Tree, rel: str) -> int:
+        opened.append(rel)
+        return real_open(self, rel)
+
+    before = validate_submission(smoke).to_dict()
+    monkeypatch.setattr(Tree, "_open", counting)
+    assert validate_submission(smoke).to_dict() == before
+    main_tree = [rel for rel in opened if not rel.endswith(("power.csv", "power.json"))]  # power: a tree of its own
+    assert len(main_tree) == len(set(main_tree)), sorted(main_tree)
+
+
+def test_read_after_digest_gives_the_digested_bytes(smoke: Path) -> None:
+    findings = Findings()
+    tree = Tree.scan(smoke, Limits(), findings)
+    rel = "resnet50/run_1/log.txt"
+    data = (smoke / rel).read_bytes()
+    assert tree.digest(rel) == (hashlib.sha256(data).hexdigest(), len(data))
+    assert tree.read(rel) == data
+    assert rel not in tree.kept
+    assert tree.read(rel) == data  # read again: from the file
+    assert tree.read(rel, limit=10) is None and [f.code for f in findings.items] == ["SB-STR-003"]

@@ -76,6 +76,22 @@ def test_a_good_line_is_an_event() -> None:
     assert parse_line("no marker here", 1) is None
 
 
+def test_a_whole_log_reads_as_its_lines_one_by_one() -> None:
+    """The one-pass decoding of a long log gives the events and problems of decoding each line alone."""
+    good = [line(key=f"k{i}", value=i * 0.5, metadata={"lineno": i}) for i in range(300)]
+    for bad in ("", line(time_ms=-1), line(value="X").replace('"X"', "1e400"), line(value=2**63), line(value=-(2**63))):
+        lines = [*good, bad, line(value=10**18), line(value=-(10**18))]
+        text = "\n".join(lines) + "\n"
+        log = parse_log(text)
+        one_by_one = [parse_line(t, n) for n, t in enumerate(lines, start=1)]
+        assert log.events == [o for o in one_by_one if isinstance(o, LogEvent)]
+        assert log.problems == [o for o in one_by_one if isinstance(o, LogProblem)]
+    huge = parse_log("\n".join([*good, line(value=10**19)]))
+    assert [p.message for p in huge.problems] == [
+        "expected one JSON object after ':::MLLOG ', found an integer of 20 digits is out of range (at most 9223372036854775807)"
+    ]
+
+
 @pytest.mark.skipif(not RUN_LOGS, reason="the shared MLPerf corpus is not here")
 @pytest.mark.parametrize("path", RUN_LOGS, ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_real_mlperf_logs_read_like_mlperfs_parser(path: Path) -> None:
