@@ -36,8 +36,7 @@ def command() -> None:
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Systems converted and validated at once, in that many processes [default: the CPUs available, "
-    "or 1 on a machine of fewer than 4].",
+    help="Systems converted and validated at once, in that many processes [default: the CPUs available].",
 )
 @click.pass_context
 def mlperf(

@@ -83,17 +83,9 @@ def import_results(
         )
     outcome = ImportOutcome(root, out, loaded.spec.id, skipped=list(tree.skipped))
     tasks = _tasks(tree.systems, out, spec, outcome.skipped)
-    workers = min(jobs or default_jobs(), len(tasks))
-    if workers > 1:
-        SpecIndex().find(loaded.spec.id, spec_digest(loaded.spec))  # the workers inherit the validator's spec cache
+    workers = min(jobs or default_jobs(), len(tasks) - 1)
     with _no_cyclic_gc():
-        if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
-
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                done = list(pool.map(_import_one, tasks))
-        else:
-            done = _import_in_turn(tasks)
+        done = _import_in_workers(tasks, workers) if workers > 1 else _import_in_turn(tasks)
     for imported, report, problem in done:
         if problem is not None:
             outcome.skipped.append(problem)
@@ -106,9 +98,8 @@ def import_results(
 
 
 def default_jobs() -> int:
-    """The CPUs available, where there are at least 4; else 1 (a process costs its start and its own caches)."""
-    cpus = available_cpus()
-    return cpus if cpus >= 4 else 1
+    """The CPUs available."""
+    return available_cpus()
 
 
 @contextmanager
@@ -156,6 +147,20 @@ def _import_one(task: Task) -> Outcome:
     """Convert and validate one system (in a worker process or here): (import, report) or why it was skipped."""
     staged, problem = _stage_one(task)
     return (None, None, problem) if staged is None else _finish_one(task, staged)
+
+
+def _import_in_workers(tasks: list[Task], workers: int) -> list[Outcome]:
+    """The first system here, the others in `workers` forked processes, results in the tasks' order.
+
+    Importing one system fills every cache the work needs (the spec and its rules, the validator's
+    models and schemas, the device table), and the workers inherit them: without that, each worker
+    built them again and two workers took longer than one process.
+    """
+    from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
+
+    first = _import_one(tasks[0])
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return [first, *pool.map(_import_one, tasks[1:])]
 
 
 def _import_in_turn(tasks: list[Task]) -> list[Outcome]:

@@ -193,9 +193,14 @@ def _check_root_names(ctx: Context, root: Path, system: SystemDescription, loade
 
 
 def _validate_one(args: tuple[str, str | None, Limits, AllowedSigners | None]) -> Report:
-    """One submission in a worker process (its runs' traces are read in that process)."""
+    """One submission in a worker process (its runs' traces are read in that process). The parsed logs stay
+    here: nothing after validation reads them, and sending them back cost more than the work saved."""
     path, spec, limits, signers = args
-    return validate_submission(path, spec, limits=limits, signers=signers)
+    report = validate_submission(path, spec, limits=limits, signers=signers)
+    for bench in report.benchmarks:
+        for run in bench.runs:
+            run.log = None
+    return report
 
 
 def available_cpus() -> int:
@@ -216,13 +221,16 @@ def validate_many(
 ) -> list[Report]:
     """Validate several submission folders, in up to `jobs` processes; reports come back in the order given.
 
-    With one path, the jobs read its runs' power traces in parallel instead.
+    With one path, the jobs read its runs' power traces in parallel instead. With several, the first
+    is validated here, which fills every cache the work needs (specs, models, schemas), and the
+    processes forked after it inherit them instead of each building them again.
     """
     index = SpecIndex.with_spec(spec)
-    if jobs <= 1 or len(paths) <= 1:
+    if jobs <= 1 or len(paths) <= 2:
         return [validate_submission(p, limits=limits, specs=index, jobs=jobs, signers=signers) for p in paths]
-    work = [(str(p), None if spec is None else str(spec), limits, signers) for p in paths]
+    first = validate_submission(paths[0], limits=limits, specs=index, signers=signers)
+    work = [(str(p), None if spec is None else str(spec), limits, signers) for p in paths[1:]]
     from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        return list(pool.map(_validate_one, work))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        return [first, *pool.map(_validate_one, work)]
