@@ -66,12 +66,7 @@ def compute_result(
         started = datetime.fromtimestamp(evidence.started_wall, timezone.utc).isoformat(timespec="milliseconds")
     return RunResult(
         format_version=1,
-        spec_id=spec.id,
-        spec_version=spec.version,
-        spec_sha256=resolved.digest,
-        kind=spec.kind,
-        profile=resolved.profile,
-        level=resolved.level,
+        **resolved.result_header(),
         run=evidence.number,
         status=status,  # type: ignore[arg-type]
         reason=reason,
@@ -81,12 +76,10 @@ def compute_result(
         epochs=outcome.epochs if outcome else None,
         steps=outcome.steps if outcome else None,
         samples_processed=samples,
-        sample_unit=spec.workload.sample_unit,
         devices=evidence.devices,
         device_kind=evidence.device_kind,
         synthetic_data=bool(spec.workload.dataset.synthetic or evidence.synthetic),
         flops_per_sample=per_sample,
-        flop_accounting=spec.workload.flop_accounting,
         model_flops=accounts.model_flops,
         flops_per_s=accounts.flops_per_s,
         quality=_quality(resolved, evidence.curve, outcome),

@@ -189,12 +189,7 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
     description = inputs.description
     return RunResult(
         format_version=1,
-        spec_id=spec.id,
-        spec_version=spec.version,
-        spec_sha256=meta.spec_sha256,
-        kind=spec.kind,
-        profile=resolved.profile,
-        level=resolved.level,
+        **resolved.result_header(meta.spec_sha256),
         run=data.number,
         status=data.status,
         reason=data.reason,
@@ -204,12 +199,10 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
         epochs=epochs,
         steps=round(samples / batch) if samples is not None and batch else None,
         samples_processed=samples,
-        sample_unit=spec.workload.sample_unit,
         devices=accelerator_count(description) or 1,
         device_kind=str(description.get("accelerator_model_name") or "unknown"),
         synthetic_data=False,
         flops_per_sample=per_sample,
-        flop_accounting=spec.workload.flop_accounting,
         model_flops=accounts.model_flops,
         flops_per_s=accounts.flops_per_s,
         quality=QualityResult(

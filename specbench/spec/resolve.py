@@ -26,6 +26,22 @@ class ResolvedSpec:
     digest: str
     rules: dict[LayerName, dict[str, BaseModel]]
 
+    def result_header(self, spec_sha256: str | None = None) -> dict[str, Any]:
+        """The fields each run's result.json takes from its spec (the executors' and the MLPerf import's):
+        the spec's id, version and digest (this one's unless given), kind, profile, level, sample unit
+        and FLOP accounting."""
+        spec = self.spec
+        return {
+            "spec_id": spec.id,
+            "spec_version": spec.version,
+            "spec_sha256": spec_sha256 if spec_sha256 is not None else self.digest,
+            "kind": spec.kind,
+            "profile": self.profile,
+            "level": self.level,
+            "sample_unit": spec.workload.sample_unit,
+            "flop_accounting": spec.workload.flop_accounting,
+        }
+
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.spec.model_dump(mode="json"),
