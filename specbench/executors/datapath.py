@@ -21,7 +21,7 @@ from specbench.executors.config import Option, RunConfig
 from specbench.executors.context import RunContext
 from specbench.executors.imagedata import TensorBatches, imagenet_loaders
 from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegloader import DeviceImageLoader, Geometry
+from specbench.executors.jpegloader import DeviceImageLoader, Geometry, ShareControl
 from specbench.spec.resolve import ResolvedSpec
 
 DATA_OPTIONS = {
@@ -75,7 +75,7 @@ def check_data_settings(resolved: ResolvedSpec, config: RunConfig) -> None:
         if "data_cpu_share" in config.overrides:
             raise UsageError(f"--set data_cpu_share: applies to data_decoder=nvjpeg; this run decodes with {pair[0]}")
         config.settings.pop("data_cpu_share", None)
-    elif share != "auto" and (isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 <= share <= 1)):
+    elif not ShareControl.valid(share):
         raise UsageError(f"--set data_cpu_share={share}: expected auto or a fraction from 0 to 1")
     if pair[1] == "cuda" and not torch.cuda.is_available():
         raise UsageError(

@@ -67,11 +67,17 @@ class ShareControl:
     STEP = 1.0 / 64
     WAIT_S = 0.001
 
+    @staticmethod
+    def valid(share: object) -> bool:
+        """Whether `share` is `auto` or a fraction from 0 to 1 (a bool is neither)."""
+        if share == "auto":
+            return True
+        return isinstance(share, (int, float)) and not isinstance(share, bool) and 0.0 <= float(share) <= 1.0
+
     def __init__(self, share: float | str) -> None:
-        self.auto = share == "auto"
-        number = isinstance(share, (int, float)) and not isinstance(share, bool)
-        if not self.auto and not (number and 0.0 <= float(share) <= 1.0):
+        if not self.valid(share):
             raise UsageError(f"data_cpu_share {share!r}: expected auto or a fraction from 0 to 1")
+        self.auto = share == "auto"
         self.value = self.AUTO_START if self.auto else float(share)
         self.batches = 0
         self.total = 0.0
