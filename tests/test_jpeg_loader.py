@@ -149,6 +149,93 @@ def test_nvjpeg_falls_back_for_images_it_refuses(tmp_path: Path) -> None:
         train.close()
 
 
+class RegionsOnCpu:
+    """The hardware decoder's part in the loader, played on the CPU: sizes from the header (PIL), regions cut
+    from torchvision's whole decode, packed (height, width, 3) one after another as the engines write them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def size(self, data: torch.Tensor) -> tuple[int, int] | None:
+        import io
+
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data.numpy().tobytes())) as image:
+            return None if image.format != "JPEG" else (image.height, image.width)
+
+    def decode(self, data: list[torch.Tensor], regions: object, stream: object) -> tuple[torch.Tensor, object]:
+        import numpy as np
+        from torchvision.io import ImageReadMode, decode_image
+
+        self.calls += 1
+        pieces, rows, offset = [], [], 0
+        for tensor, (x, y, w, h) in zip(data, np.asarray(regions).tolist(), strict=True):
+            whole = decode_image(tensor, mode=ImageReadMode.RGB).permute(1, 2, 0)
+            pieces.append(whole[y : y + h, x : x + w].reshape(-1))
+            rows.append((offset, h, w, 1, 3 * w, 3))
+            offset += h * w * 3
+        return torch.cat([*pieces, torch.zeros(1, dtype=torch.uint8)]), np.array(rows, dtype=np.int64)
+
+
+@pytest.mark.parametrize(("train", "share"), [(True, 0.0), (True, 0.25), (False, 0.0)])
+def test_decoding_only_the_crops_regions_gives_the_whole_images_crops(
+    tree: ImageTree, train: bool, share: float
+) -> None:
+    """Crops drawn before decoding (from the headers' sizes), then cut from regions decoded alone, are the
+    crops of the whole images with the same seed, whatever the share the CPU decodes whole."""
+    whole, regions = loader(tree, train=train), loader(tree, train=train)
+    regions.hardware = RegionsOnCpu()
+    regions.share = ShareControl(share)
+    try:
+        pairs = list(zip(whole.epoch(2), regions.epoch(2), strict=True))
+        assert regions.hardware.calls == len(pairs) > 0
+        for (a, la), (b, lb) in pairs:
+            assert torch.equal(la, lb)
+            assert torch.allclose(a, b, atol=1e-4), float((a - b).abs().max())
+    finally:
+        whole.close()
+        regions.close()
+
+
+def test_region_decoding_sends_what_the_engines_refuse_to_the_cpu(tmp_path: Path) -> None:
+    from PIL import Image
+
+    write_tree(tmp_path, TreeSpec(classes=2, train_per_class=4, val_per_class=1, widths=(30, 40), heights=(30, 40)))
+    png = tmp_path / "train" / "n00000000" / "n00000000_1.JPEG"
+    Image.new("RGB", (33, 35), (200, 10, 10)).save(png, format="PNG")
+    whole, regions = loader(scan_tree(tmp_path)), loader(scan_tree(tmp_path))
+    regions.hardware = RegionsOnCpu()
+    regions.share = ShareControl(0.0)
+    try:
+        for (a, la), (b, lb) in zip(whole.epoch(1), regions.epoch(1), strict=True):
+            assert torch.equal(la, lb) and torch.allclose(a, b, atol=1e-4)
+    finally:
+        whole.close()
+        regions.close()
+
+
+@pytest.mark.gpu
+@CUDA
+@pytest.mark.parametrize(("train", "share"), [(True, 0.0), (True, 0.5), (False, 0.0)])
+def test_the_hardware_decoders_regions_match_torchvisions_whole_images(
+    tree: ImageTree, train: bool, share: float
+) -> None:
+    engines = loader(tree, train=train, device="cuda", decoder="nvjpeg", cpu_share=share)
+    if engines.hardware is None:
+        engines.close()
+        pytest.skip("this GPU has no hardware JPEG decoder")
+    whole = loader(tree, train=train, device="cuda", decoder="nvjpeg", cpu_share=share)
+    whole.hardware = None
+    try:
+        for (a, la), (b, lb) in zip(engines.epoch(1), whole.epoch(1), strict=True):
+            assert torch.equal(la, lb)
+            assert torch.allclose(a, b, atol=1e-4), float((a - b).abs().max())
+    finally:
+        engines.close()
+        whole.close()
+
+
 def test_share_control_follows_the_stage_that_waits() -> None:
     fixed = ShareControl(0.4)
     fixed.update(cpu_wait_s=1.0, handover_s=0.0)
