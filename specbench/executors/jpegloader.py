@@ -347,9 +347,9 @@ class DeviceImageLoader:
                     if len(engine) == n:  # the usual case: the batch is already packed in one buffer
                         packed = (flat, torch.from_numpy(layout))
                     else:
-                        shapes = [(h, w, 3) for h, w in layout[:, 1:3].tolist()]
-                        for k, view in zip(engine, _views(flat, shapes), strict=True):
-                            images[on_cpu + k] = view
+                        for k, (offset, h, w, _, pitch, _) in zip(engine, layout.tolist(), strict=True):
+                            rows = flat[offset : offset + h * pitch].view(h, pitch)
+                            images[on_cpu + k] = rows[:, : w * 3].reshape(h, w, 3).permute(2, 0, 1)
             decoded_by_engines = set(engine)
             for k, (data, _) in enumerate(read):
                 if k not in decoded_by_engines:  # progressive, CMYK, not a JPEG: the whole image, by the CPU

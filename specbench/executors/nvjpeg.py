@@ -41,6 +41,8 @@ STATUS_NAMES = {
     9: "implementation not supported",
     10: "incomplete bitstream",
 }
+SLACK_ROWS = 16  # a block row of 4:2:0 JPEG
+SLACK_BYTES = 16 * 3  # a block's width of RGB pixels
 MAX_PIXELS = 64_000_000  # a larger image is not a training image; it goes to the fallback decoder
 
 
@@ -107,6 +109,8 @@ class HardwareJpeg:
         self._check("nvjpegJpegStateCreate", lib.nvjpegJpegStateCreate(self.handle, ctypes.byref(self.state)))
         self.params: list[ctypes.c_void_p] = []
         self.initialized = 0
+        self.done: torch.cuda.Event | None = None  # the last batch's decode, on its stream
+        self.pending: tuple[np.ndarray, ...] = ()  # that batch's descriptor arrays
 
     @classmethod
     def open(cls, device: torch.device, max_batch: int) -> HardwareJpeg | None:
@@ -186,6 +190,10 @@ class HardwareJpeg:
         n = len(data)
         if n == 0:
             raise ValueError("no images to decode")
+        if self.done is not None:
+            # the state, its staging buffers and the region parameters serve one batch at a time: wait for the
+            # last batch to be decoded before handing over the next (as DALI and nvImageCodec do)
+            self.done.synchronize()
         if regions is None:
             found = [self.size(tensor) for tensor in data]
             if any(hw is None for hw in found):
@@ -198,7 +206,10 @@ class HardwareJpeg:
                 dtype=np.int64,
             ).reshape(n, 4)
             hw = boxes[:, [3, 2]]
-        sizes = hw[:, 0] * hw[:, 1] * 3
+        # each image gets rows of a pitch rounded up past its width and SLACK_ROWS more rows than it has: the
+        # engines write whole blocks, past a region's last pixel (seen as corrupted memory after the buffer)
+        pitch = (hw[:, 1] * 3 + SLACK_BYTES + 63) // 64 * 64
+        sizes = (hw[:, 0] + SLACK_ROWS) * pitch
         offsets = np.zeros(n, dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
@@ -207,7 +218,7 @@ class HardwareJpeg:
             flat[total:].zero_()
         descriptors = np.zeros((n, 2 * NVJPEG_MAX_COMPONENT), dtype=np.uint64)  # nvjpegImage_t: channel[4], pitch[4]
         descriptors[:, 0] = flat.data_ptr() + offsets
-        descriptors[:, NVJPEG_MAX_COMPONENT] = hw[:, 1] * 3
+        descriptors[:, NVJPEG_MAX_COMPONENT] = pitch
         pointers = np.fromiter((t.data_ptr() for t in data), dtype=np.uint64, count=n)
         lengths = np.fromiter((t.numel() for t in data), dtype=np.uint64, count=n)
         if n != self.initialized:
@@ -228,9 +239,10 @@ class HardwareJpeg:
                     raise NvjpegError("nvjpegDecodeParamsSetROI", 2)
             array = np.array([p.value for p in params], dtype=np.uint64)
             self._check("nvjpegDecodeBatchedEx", self.lib.nvjpegDecodeBatchedEx(*args, array.ctypes.data, handle))
-        layout = np.stack(
-            [offsets, hw[:, 0], hw[:, 1], np.ones(n, np.int64), hw[:, 1] * 3, np.full(n, 3, np.int64)], axis=1
-        )
+        self.done = torch.cuda.Event()
+        self.done.record(stream)
+        self.pending = (pointers, lengths, descriptors)
+        layout = np.stack([offsets, hw[:, 0], hw[:, 1], np.ones(n, np.int64), pitch, np.full(n, 3, np.int64)], axis=1)
         return flat, layout
 
 
