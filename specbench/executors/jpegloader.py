@@ -182,6 +182,7 @@ class DeviceImageLoader:
         )
         self.norm = normalisation(IMAGENET_MEAN, IMAGENET_STD, device)
         self.cpu_only: set[int] = set()
+        self.staged: list[torch.Tensor] = []  # pinned copies of the batch being assembled
         self.in_flight: deque[tuple[torch.cuda.Event, list[torch.Tensor]]] = deque()
         self.producer: Producer | None = None
 
@@ -439,7 +440,9 @@ class DeviceImageLoader:
     def _to_device(self, tensor: torch.Tensor) -> torch.Tensor:
         if self.stream is None:
             return tensor
-        return tensor.pin_memory().to(self.device, non_blocking=True)
+        pinned = tensor.pin_memory()
+        self.staged.append(pinned)  # kept with the batch until its event: the copy reads it asynchronously
+        return pinned.to(self.device, non_blocking=True)
 
     def assemble(
         self, index: np.ndarray, images: list[torch.Tensor] | None, generator: torch.Generator, drawn: Any = None
@@ -476,7 +479,8 @@ class DeviceImageLoader:
         if self.stream is not None:
             event = torch.cuda.Event()
             event.record(self.stream)
-            self._retire(event, [*(images or []), flat, *(drawn[2] if drawn is not None else [])])
+            self._retire(event, [*(images or []), flat, *self.staged, *(drawn[2] if drawn is not None else [])])
+        self.staged = []
         return out, labels, event
 
     def _retire(self, event: torch.cuda.Event, images: list[torch.Tensor]) -> None:
