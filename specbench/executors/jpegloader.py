@@ -340,7 +340,10 @@ class DeviceImageLoader:
         for group in groups:
             chosen = None if len(groups) == 1 else self._to_device(torch.tensor(group))
             rows = meta if chosen is None else meta[chosen]
-            height, width = (int(v) for v in sizes[group].max(dim=0).values)
+            # one row and column of padding beyond the largest image: every image's right and bottom edges then
+            # meet padding, never roi_align's clamping at the canvas edge, so that an image's crop does not
+            # depend on the batch it came with (test_crops: the edge of the canvas)
+            height, width = (int(v) + 1 for v in sizes[group].max(dim=0).values)
             planes = packed_planes(flat, rows_all if chosen is None else rows_all[chosen], height, width)
             crops = crops_of_planes(planes, rows[:, 2:6], size, self.norm, rows[:, 6] > 0.5)
             if chosen is None:
