@@ -160,6 +160,7 @@ class DeviceImageLoader:
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
         self.share = ShareControl(1.0 if decoder == "libjpeg" else cpu_share)
         self.stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
+        self.decode_stream = torch.cuda.Stream(device) if device.type == "cuda" else None  # see _torchvision_nvjpeg
         self.workers = max(1, workers)
         self.pool = ThreadPoolExecutor(
             max_workers=self.workers, thread_name_prefix="specbench-read", initializer=_one_intra_op_thread
@@ -368,13 +369,11 @@ class DeviceImageLoader:
 
     def _decode_nvjpeg(self, index: np.ndarray, data: list[torch.Tensor]) -> list[torch.Tensor]:
         """One nvjpeg call for the batch; images it refuses (CMYK, PNG named .JPEG, ...) fall back one by one."""
-        from torchvision.io import ImageReadMode, decode_jpeg
-
         out: list[torch.Tensor | None] = [None] * len(data)
         batch = [k for k in range(len(data)) if int(index[k]) not in self.cpu_only]
         if batch:
             try:
-                decoded = decode_jpeg([data[k] for k in batch], mode=ImageReadMode.RGB, device=self.device)
+                decoded = self._torchvision_nvjpeg([data[k] for k in batch])
                 for k, img in zip(batch, decoded, strict=True):
                     out[k] = img
             except RuntimeError:
@@ -382,11 +381,25 @@ class DeviceImageLoader:
                     out[k] = self._decode_one(int(index[k]), data[k])
         return [img if img is not None else self._decode_cpu(int(index[k]), data[k]) for k, img in enumerate(out)]
 
-    def _decode_one(self, index: int, data: torch.Tensor) -> torch.Tensor:
+    def _torchvision_nvjpeg(self, data: list[torch.Tensor]) -> list[torch.Tensor]:
+        """torchvision's nvjpeg call, its outputs allocated on `decode_stream`, on which nothing else allocates.
+
+        nvjpeg's hardware decoder writes its outputs when the call is made, not when its stream gets there
+        (torchvision pull request 9606, torchcodec pull request 1634: on H100s), and torchvision allocates
+        them on the current stream. Allocated on the loader's stream, an output could be memory that kernels
+        queued there still read. On a stream of their own, outputs only ever reuse earlier outputs, which
+        `_retire` lets go once their batch's kernels are done. The loader's stream then waits for the decode."""
         from torchvision.io import ImageReadMode, decode_jpeg
 
+        assert self.stream is not None and self.decode_stream is not None
+        with torch.cuda.stream(self.decode_stream):
+            decoded = decode_jpeg(data, mode=ImageReadMode.RGB, device=self.device)
+        self.stream.wait_stream(self.decode_stream)
+        return list(decoded)
+
+    def _decode_one(self, index: int, data: torch.Tensor) -> torch.Tensor:
         try:
-            return decode_jpeg(data, mode=ImageReadMode.RGB, device=self.device)
+            return self._torchvision_nvjpeg([data])[0]
         except RuntimeError:
             self.cpu_only.add(index)
             return self._decode_cpu(index, data)
