@@ -498,6 +498,11 @@ class DeviceImageLoader:
         out: list[torch.Tensor | None] = [None] * len(data)
         batch = [k for k in range(len(data)) if int(index[k]) not in self.cpu_only]
         if batch:
+            # torchvision decodes on a stream of its own into memory allocated on this loader's stream: let the
+            # kernels queued here finish first, so that none still reads memory the decoder is given
+            # (see HardwareJpeg.decode)
+            if self.stream is not None:
+                self.stream.synchronize()
             try:
                 decoded = decode_jpeg([data[k] for k in batch], mode=ImageReadMode.RGB, device=self.device)
                 for k, img in zip(batch, decoded, strict=True):

@@ -41,8 +41,6 @@ STATUS_NAMES = {
     9: "implementation not supported",
     10: "incomplete bitstream",
 }
-SLACK_ROWS = 16  # a block row of 4:2:0 JPEG
-SLACK_BYTES = 16 * 3  # a block's width of RGB pixels
 MAX_PIXELS = 64_000_000  # a larger image is not a training image; it goes to the fallback decoder
 
 
@@ -109,7 +107,6 @@ class HardwareJpeg:
         self._check("nvjpegJpegStateCreate", lib.nvjpegJpegStateCreate(self.handle, ctypes.byref(self.state)))
         self.params: list[ctypes.c_void_p] = []
         self.initialized = 0
-        self.done: torch.cuda.Event | None = None  # the last batch's decode, on its stream
         self.pending: tuple[np.ndarray, ...] = ()  # that batch's descriptor arrays
 
     @classmethod
@@ -190,10 +187,6 @@ class HardwareJpeg:
         n = len(data)
         if n == 0:
             raise ValueError("no images to decode")
-        if self.done is not None:
-            # the state, its staging buffers and the region parameters serve one batch at a time: wait for the
-            # last batch to be decoded before handing over the next (as DALI and nvImageCodec do)
-            self.done.synchronize()
         if regions is None:
             found = [self.size(tensor) for tensor in data]
             if any(hw is None for hw in found):
@@ -206,16 +199,20 @@ class HardwareJpeg:
                 dtype=np.int64,
             ).reshape(n, 4)
             hw = boxes[:, [3, 2]]
-        # each image gets rows of a pitch rounded up past its width and SLACK_ROWS more rows than it has: the
-        # engines write whole blocks, past a region's last pixel (seen as corrupted memory after the buffer)
-        pitch = (hw[:, 1] * 3 + SLACK_BYTES + 63) // 64 * 64
-        sizes = (hw[:, 0] + SLACK_ROWS) * pitch
+        pitch = hw[:, 1] * 3  # the engines write each region's rows and nothing past them (probe26)
+        sizes = hw[:, 0] * pitch
         offsets = np.zeros(n, dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
         with torch.cuda.stream(stream):
             flat = torch.empty(total + 1, dtype=torch.uint8, device=self.device)
             flat[total:].zero_()
+        # The engines start writing when the call hands them the batch, not when `stream` reaches the call: the
+        # caching allocator may have given `flat` memory that kernels queued earlier on `stream` still read (the
+        # last batches' crop indices, freed by the assembling thread once launched). Waiting for the stream here,
+        # after the allocation, lets those kernels finish first; it also keeps the state, its staging buffers and
+        # the region parameters to one batch at a time, as DALI and nvImageCodec wait on their last batch.
+        stream.synchronize()
         descriptors = np.zeros((n, 2 * NVJPEG_MAX_COMPONENT), dtype=np.uint64)  # nvjpegImage_t: channel[4], pitch[4]
         descriptors[:, 0] = flat.data_ptr() + offsets
         descriptors[:, NVJPEG_MAX_COMPONENT] = pitch
@@ -239,8 +236,6 @@ class HardwareJpeg:
                     raise NvjpegError("nvjpegDecodeParamsSetROI", 2)
             array = np.array([p.value for p in params], dtype=np.uint64)
             self._check("nvjpegDecodeBatchedEx", self.lib.nvjpegDecodeBatchedEx(*args, array.ctypes.data, handle))
-        self.done = torch.cuda.Event()
-        self.done.record(stream)
         self.pending = (pointers, lengths, descriptors)
         layout = np.stack([offsets, hw[:, 0], hw[:, 1], np.ones(n, np.int64), pitch, np.full(n, 3, np.int64)], axis=1)
         return flat, layout
