@@ -189,7 +189,7 @@ def test_decoding_only_the_crops_regions_gives_the_whole_images_crops(
     regions.share = ShareControl(share)
     try:
         pairs = list(zip(whole.epoch(2), regions.epoch(2), strict=True))
-        assert regions.hardware.calls == len(pairs) > 0
+        assert regions.hardware.calls >= len(pairs) > 0  # and the next epoch's first batches, under way
         for (a, la), (b, lb) in pairs:
             assert torch.equal(la, lb)
             assert torch.allclose(a, b, atol=1e-4), float((a - b).abs().max())
