@@ -151,10 +151,13 @@ def test_nvjpeg_falls_back_for_images_it_refuses(tmp_path: Path) -> None:
 
 class RegionsOnCpu:
     """The hardware decoder's part in the loader, played on the CPU: sizes from the header (PIL), regions cut
-    from torchvision's whole decode, packed (height, width, 3) one after another as the engines write them."""
+    from torchvision's whole decode and laid out as the engines write them (rows of a pitch rounded up past
+    the region's width, spare rows after each region, a zero byte at the end). `fail_first` makes the first
+    call fail as a batch the engines reject does."""
 
-    def __init__(self) -> None:
+    def __init__(self, fail_first: bool = False) -> None:
         self.calls = 0
+        self.fail_first = fail_first
 
     def size(self, data: torch.Tensor) -> tuple[int, int] | None:
         import io
@@ -168,13 +171,21 @@ class RegionsOnCpu:
         import numpy as np
         from torchvision.io import ImageReadMode, decode_image
 
+        from specbench.executors.nvjpeg import NvjpegError
+
         self.calls += 1
+        if self.fail_first and self.calls == 1:
+            raise NvjpegError("nvjpegDecodeBatchedEx", 6)
         pieces, rows, offset = [], [], 0
         for tensor, (x, y, w, h) in zip(data, np.asarray(regions).tolist(), strict=True):
             whole = decode_image(tensor, mode=ImageReadMode.RGB).permute(1, 2, 0)
-            pieces.append(whole[y : y + h, x : x + w].reshape(-1))
-            rows.append((offset, h, w, 1, 3 * w, 3))
-            offset += h * w * 3
+            assert min(x, y) >= 0 and min(w, h) > 0 and x + w <= whole.shape[1] and y + h <= whole.shape[0]
+            pitch = (3 * w + 48 + 63) // 64 * 64
+            padded = torch.full((h + 16, pitch), 171, dtype=torch.uint8)
+            padded[:h, : 3 * w] = whole[y : y + h, x : x + w].reshape(h, 3 * w)
+            pieces.append(padded.reshape(-1))
+            rows.append((offset, h, w, 1, pitch, 3))
+            offset += padded.numel()
         return torch.cat([*pieces, torch.zeros(1, dtype=torch.uint8)]), np.array(rows, dtype=np.int64)
 
 
@@ -189,10 +200,49 @@ def test_decoding_only_the_crops_regions_gives_the_whole_images_crops(
     regions.share = ShareControl(share)
     try:
         pairs = list(zip(whole.epoch(2), regions.epoch(2), strict=True))
-        assert regions.hardware.calls >= len(pairs) > 0  # and the next epoch's first batches, under way
+        by_engines = sum(len(lb) - round(len(lb) * share) for _, (_, lb) in pairs)
+        assert regions.engine_images >= by_engines > 0  # and the next epoch's first batches, under way
         for (a, la), (b, lb) in pairs:
             assert torch.equal(la, lb)
             assert torch.allclose(a, b, atol=1e-4), float((a - b).abs().max())
+    finally:
+        whole.close()
+        regions.close()
+
+
+def test_regions_in_canvas_groups_give_the_whole_images_crops(tree: ImageTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The assembly's other branch: a batch split into groups, each cropped from its own canvas."""
+    from specbench.executors import crops, jpegloader
+
+    groups: list[int] = []
+
+    def small(sizes: torch.Tensor) -> list[list[int]]:
+        found = crops.canvas_groups(sizes, budget_bytes=2 * 60 * 50 * 16)
+        groups.append(len(found))
+        return found
+
+    monkeypatch.setattr(jpegloader, "canvas_groups", small)
+    whole, regions = loader(tree), loader(tree)
+    regions.hardware = RegionsOnCpu()
+    regions.share = ShareControl(0.0)
+    try:
+        for (a, la), (b, lb) in zip(whole.epoch(1), regions.epoch(1), strict=True):
+            assert torch.equal(la, lb) and torch.allclose(a, b, atol=1e-4)
+        assert max(groups) > 1
+    finally:
+        whole.close()
+        regions.close()
+
+
+def test_a_batch_the_engines_fail_on_is_decoded_by_the_cpu(tree: ImageTree) -> None:
+    whole, regions = loader(tree), loader(tree)
+    regions.hardware = RegionsOnCpu(fail_first=True)
+    regions.share = ShareControl(0.0)
+    try:
+        pairs = list(zip(whole.epoch(1), regions.epoch(1), strict=True))
+        assert regions.hardware.calls >= len(pairs) and len(regions.cpu_only) == 4  # the first batch's images
+        for (a, la), (b, lb) in pairs:
+            assert torch.equal(la, lb) and torch.allclose(a, b, atol=1e-4)
     finally:
         whole.close()
         regions.close()

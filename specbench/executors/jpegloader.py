@@ -171,6 +171,7 @@ class DeviceImageLoader:
         self.geometry, self.device, self.decoder, self.seed = geometry, device, decoder, seed
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
         self.stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
+        self.decode_stream = torch.cuda.Stream(device) if device.type == "cuda" else None  # see _torchvision_nvjpeg
         self.hardware: Any = HardwareJpeg.open(device, batch_size) if decoder == "nvjpeg" else None
         if self.hardware is not None and cpu_share == "auto":
             cpu_share = 0.0  # the engines outpace the training (29,000 img/s alone on an H200): the CPU stays free
@@ -493,18 +494,11 @@ class DeviceImageLoader:
 
     def _decode_nvjpeg(self, index: np.ndarray, data: list[torch.Tensor]) -> list[torch.Tensor]:
         """One nvjpeg call for the batch; images it refuses (CMYK, PNG named .JPEG, ...) fall back one by one."""
-        from torchvision.io import ImageReadMode, decode_jpeg
-
         out: list[torch.Tensor | None] = [None] * len(data)
         batch = [k for k in range(len(data)) if int(index[k]) not in self.cpu_only]
         if batch:
-            # torchvision decodes on a stream of its own into memory allocated on this loader's stream: let the
-            # kernels queued here finish first, so that none still reads memory the decoder is given
-            # (see HardwareJpeg.decode)
-            if self.stream is not None:
-                self.stream.synchronize()
             try:
-                decoded = decode_jpeg([data[k] for k in batch], mode=ImageReadMode.RGB, device=self.device)
+                decoded = self._torchvision_nvjpeg([data[k] for k in batch])
                 for k, img in zip(batch, decoded, strict=True):
                     out[k] = img
             except RuntimeError:
@@ -512,11 +506,24 @@ class DeviceImageLoader:
                     out[k] = self._decode_one(int(index[k]), data[k])
         return [img if img is not None else self._decode_cpu(int(index[k]), data[k]) for k, img in enumerate(out)]
 
-    def _decode_one(self, index: int, data: torch.Tensor) -> torch.Tensor:
+    def _torchvision_nvjpeg(self, data: list[torch.Tensor]) -> list[torch.Tensor]:
+        """torchvision's nvjpeg call, its outputs allocated on `decode_stream`, which nothing else allocates on.
+
+        torchvision decodes on a stream of its own, which does not wait for the stream its outputs are allocated
+        on: allocated on the loader's stream, they could be memory that kernels queued there still read. On a
+        stream of their own they only ever reuse earlier outputs, which `_retire` frees once their batch's
+        kernels are done. The loader's stream then waits for the decode."""
         from torchvision.io import ImageReadMode, decode_jpeg
 
+        assert self.stream is not None and self.decode_stream is not None
+        with torch.cuda.stream(self.decode_stream):
+            decoded = decode_jpeg(data, mode=ImageReadMode.RGB, device=self.device)
+        self.stream.wait_stream(self.decode_stream)
+        return list(decoded)
+
+    def _decode_one(self, index: int, data: torch.Tensor) -> torch.Tensor:
         try:
-            return decode_jpeg(data, mode=ImageReadMode.RGB, device=self.device)
+            return self._torchvision_nvjpeg([data])[0]
         except RuntimeError:
             self.cpu_only.add(index)
             return self._decode_cpu(index, data)

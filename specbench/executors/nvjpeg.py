@@ -41,6 +41,8 @@ STATUS_NAMES = {
     9: "implementation not supported",
     10: "incomplete bitstream",
 }
+SLACK_ROWS = 16  # a block row of 4:2:0 JPEG
+SLACK_BYTES = 16 * 3  # a block's width of RGB pixels
 MAX_PIXELS = 64_000_000  # a larger image is not a training image; it goes to the fallback decoder
 
 
@@ -199,8 +201,10 @@ class HardwareJpeg:
                 dtype=np.int64,
             ).reshape(n, 4)
             hw = boxes[:, [3, 2]]
-        pitch = hw[:, 1] * 3  # the engines write each region's rows and nothing past them (probe26)
-        sizes = hw[:, 0] * pitch
+        # rows of a pitch rounded up to 64 bytes past the region's width, and SLACK_ROWS more rows than it has:
+        # the layout probe26 found the engines writing nothing past (a tighter one is unchecked)
+        pitch = (hw[:, 1] * 3 + SLACK_BYTES + 63) // 64 * 64
+        sizes = (hw[:, 0] + SLACK_ROWS) * pitch
         offsets = np.zeros(n, dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
@@ -226,17 +230,24 @@ class HardwareJpeg:
             self.initialized = n
         handle = ctypes.c_void_p(stream.cuda_stream)
         args = (self.handle, self.state, pointers.ctypes.data, lengths.ctypes.data, descriptors.ctypes.data)
-        if boxes is None:
-            self._check("nvjpegDecodeBatched", self.lib.nvjpegDecodeBatched(*args, handle))
-        else:
-            params = self._params(n)
-            set_roi = self.quick.nvjpegDecodeParamsSetROI
-            for p, (x, y, w, h) in zip(params, boxes.tolist(), strict=True):
-                if set_roi(p, x, y, w, h):
-                    raise NvjpegError("nvjpegDecodeParamsSetROI", 2)
-            array = np.array([p.value for p in params], dtype=np.uint64)
-            self._check("nvjpegDecodeBatchedEx", self.lib.nvjpegDecodeBatchedEx(*args, array.ctypes.data, handle))
-        self.pending = (pointers, lengths, descriptors)
+        array = np.zeros(0, dtype=np.uint64)
+        try:
+            if boxes is None:
+                self._check("nvjpegDecodeBatched", self.lib.nvjpegDecodeBatched(*args, handle))
+            else:
+                params = self._params(n)
+                set_roi = self.quick.nvjpegDecodeParamsSetROI
+                for p, (x, y, w, h) in zip(params, boxes.tolist(), strict=True):
+                    if set_roi(p, x, y, w, h):
+                        raise NvjpegError("nvjpegDecodeParamsSetROI", 2)
+                array = np.array([p.value for p in params], dtype=np.uint64)
+                status = self.lib.nvjpegDecodeBatchedEx(*args, array.ctypes.data, handle)
+                self._check("nvjpegDecodeBatchedEx", status)
+        except NvjpegError:
+            stream.synchronize()  # what reached the engines is done before `flat` and the inputs can go
+            self.initialized = 0  # nvjpeg asks for a new nvjpegDecodeBatchedInitialize after a failed batch
+            raise
+        self.pending = (pointers, lengths, descriptors, array)
         layout = np.stack([offsets, hw[:, 0], hw[:, 1], np.ones(n, np.int64), pitch, np.full(n, 3, np.int64)], axis=1)
         return flat, layout
 
