@@ -110,6 +110,7 @@ class HardwareJpeg:
         self.params: list[ctypes.c_void_p] = []
         self.initialized = 0
         self.pending: tuple[np.ndarray, ...] = ()  # that batch's descriptor arrays
+        self.wait_for_stream = True  # see decode; only probe28 turns it off, to see what the engines wait for
 
     @classmethod
     def open(cls, device: torch.device, max_batch: int) -> HardwareJpeg | None:
@@ -216,7 +217,8 @@ class HardwareJpeg:
         # last batches' crop indices, freed by the assembling thread once launched). Waiting for the stream here,
         # after the allocation, lets those kernels finish first; it also keeps the state, its staging buffers and
         # the region parameters to one batch at a time, as DALI and nvImageCodec wait on their last batch.
-        stream.synchronize()
+        if self.wait_for_stream:
+            stream.synchronize()
         descriptors = np.zeros((n, 2 * NVJPEG_MAX_COMPONENT), dtype=np.uint64)  # nvjpegImage_t: channel[4], pitch[4]
         descriptors[:, 0] = flat.data_ptr() + offsets
         descriptors[:, NVJPEG_MAX_COMPONENT] = pitch
