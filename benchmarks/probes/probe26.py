@@ -1,5 +1,5 @@
 # ruff: noqa: E402
-"""Device probe 7 (runs with the code of commit 10f799f, whose decoder left slack rows and bytes): does nvjpeg's hardware backend write only inside each region, and only before the stream
+"""Device probe 7 (needs the decoder's slack rows and bytes, SLACK_ROWS and SLACK_BYTES: commit 10f799f, and from 233b37e): does nvjpeg's hardware backend write only inside each region, and only before the stream
 passes the decode? Fills the output with a marker, decodes region batches, then counts marker bytes overwritten
 in each image's slack (rows past its height, bytes past its width) and bytes that change after the stream's
 event has completed."""
