@@ -111,6 +111,14 @@ class HardwareJpeg:
         self.initialized = 0
         self.pending: tuple[np.ndarray, ...] = ()  # that batch's descriptor arrays
         self.wait_for_stream = True  # see decode; only probe28 turns it off, to see what the engines wait for
+        self.output_stream: torch.cuda.Stream | None = None  # see isolate_outputs
+        self.done: torch.cuda.Event | None = None  # with isolated outputs: the last batch's decode
+
+    def isolate_outputs(self) -> None:
+        """Allocate the outputs on a stream that nothing else allocates on, so that an output only ever gets the
+        memory of an earlier output (which the loader frees once its batch's kernels are done), and wait for
+        the last batch's decode alone instead of the whole stream. A variant for probe27 to weigh."""
+        self.output_stream = torch.cuda.Stream(self.device)
 
     @classmethod
     def open(cls, device: torch.device, max_batch: int) -> HardwareJpeg | None:
@@ -209,15 +217,19 @@ class HardwareJpeg:
         offsets = np.zeros(n, dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
         total = int(sizes.sum())
-        with torch.cuda.stream(stream):
+        with torch.cuda.stream(self.output_stream or stream):
             flat = torch.empty(total + 1, dtype=torch.uint8, device=self.device)
+        with torch.cuda.stream(stream):
             flat[total:].zero_()
         # The engines start writing when the call hands them the batch, not when `stream` reaches the call: the
         # caching allocator may have given `flat` memory that kernels queued earlier on `stream` still read (the
         # last batches' crop indices, freed by the assembling thread once launched). Waiting for the stream here,
         # after the allocation, lets those kernels finish first; it also keeps the state, its staging buffers and
         # the region parameters to one batch at a time, as DALI and nvImageCodec wait on their last batch.
-        if self.wait_for_stream:
+        if self.output_stream is not None:
+            if self.done is not None:
+                self.done.synchronize()
+        elif self.wait_for_stream:
             stream.synchronize()
         descriptors = np.zeros((n, 2 * NVJPEG_MAX_COMPONENT), dtype=np.uint64)  # nvjpegImage_t: channel[4], pitch[4]
         descriptors[:, 0] = flat.data_ptr() + offsets
@@ -250,6 +262,9 @@ class HardwareJpeg:
             self.initialized = 0  # nvjpeg asks for a new nvjpegDecodeBatchedInitialize after a failed batch
             raise
         self.pending = (pointers, lengths, descriptors, array)
+        if self.output_stream is not None:
+            self.done = torch.cuda.Event()
+            self.done.record(stream)
         layout = np.stack([offsets, hw[:, 0], hw[:, 1], np.ones(n, np.int64), pitch, np.full(n, 3, np.int64)], axis=1)
         return flat, layout
 
