@@ -253,8 +253,12 @@ class DeviceImageLoader:
             return self._decoded_regions(epoch, stop, generator)
         return self._decoded_whole(epoch, stop)
 
-    def _decoded_whole(self, epoch: int, stop: threading.Event) -> Iterator[tuple[np.ndarray, list[torch.Tensor]]]:
-        """Whole images from torchvision's decoders; the crops are drawn when the batch is assembled."""
+    def _reads(
+        self, epoch: int, stop: threading.Event, reader: Any
+    ) -> Iterator[tuple[np.ndarray, int, list[Future[Any]], list[Future[Any]]]]:
+        """The epoch's batches in order, each as its indices, its first `cpu_share` count and the futures of its
+        chunks: libjpeg-turbo's decodes (`_decode_many`) of the first part, `reader`'s of the rest. The reading
+        threads work `depth + 1` batches ahead: the next batch is submitted before one is handed out."""
         order = self.order(epoch)
         batches = (order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self)))
         chunk = max(8, math.ceil(self.batch_size / self.workers))
@@ -270,8 +274,7 @@ class DeviceImageLoader:
                 for k in range(0, on_cpu, chunk)
             ]
             futures += [
-                self.pool.submit(self._load_many, index[k : k + chunk].tolist())
-                for k in range(on_cpu, len(index), chunk)
+                self.pool.submit(reader, index[k : k + chunk].tolist()) for k in range(on_cpu, len(index), chunk)
             ]
             reads.append((index, on_cpu, futures))
 
@@ -281,11 +284,16 @@ class DeviceImageLoader:
             index, on_cpu, futures = reads.popleft()
             submit()
             parts = math.ceil(on_cpu / chunk)
-            encoded = [data for future in futures[parts:] for data in future.result()]
+            yield index, on_cpu, futures[:parts], futures[parts:]
+
+    def _decoded_whole(self, epoch: int, stop: threading.Event) -> Iterator[tuple[np.ndarray, list[torch.Tensor]]]:
+        """Whole images from torchvision's decoders; the crops are drawn when the batch is assembled."""
+        for index, on_cpu, decodes, loads in self._reads(epoch, stop, self._load_many):
+            encoded = [data for future in loads for data in future.result()]
             t_nv = time.perf_counter()
             images = self._decode_nvjpeg(index[on_cpu:], encoded) if encoded else []
             t0 = time.perf_counter()
-            uploaded = [image for future in futures[:parts] for image in self._upload(*future.result())]
+            uploaded = [image for future in decodes for image in self._upload(*future.result())]
             t1 = time.perf_counter()
             yield index, uploaded + images
             self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1, nvjpeg_s=t0 - t_nv)
@@ -299,37 +307,13 @@ class DeviceImageLoader:
         batch's crops are drawn here, before decoding, and the engines decode only the pixels each crop reads
         (with the batch's first `cpu_share`, whole, from libjpeg-turbo). The crops are the ones drawn from the
         same generator for whole images: `box_draws` gives each image its own row of numbers."""
-        order = self.order(epoch)
-        batches = (order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self)))
-        chunk = max(8, math.ceil(self.batch_size / self.workers))
-        reads: deque[tuple[np.ndarray, int, list[Future[Any]]]] = deque()
-
-        def submit() -> None:
-            index = next(batches, None)
-            if index is None:
-                return
-            on_cpu = round(len(index) * self.share.value)
-            futures: list[Future[Any]] = [
-                self.pool.submit(self._decode_many, index[k : min(k + chunk, on_cpu)].tolist())
-                for k in range(0, on_cpu, chunk)
-            ]
-            futures += [
-                self.pool.submit(self._read_sized, index[k : k + chunk].tolist())
-                for k in range(on_cpu, len(index), chunk)
-            ]
-            reads.append((index, on_cpu, futures))
-
-        for _ in range(self.depth + 1):
-            submit()
-        while reads and not stop.is_set():
-            index, on_cpu, futures = reads.popleft()
-            submit()
-            n, parts = len(index), math.ceil(on_cpu / chunk)
+        for index, on_cpu, decodes, sized in self._reads(epoch, stop, self._read_sized):
+            n = len(index)
             draws = box_draws(n, generator) if self.train else None
             flips = torch.rand(n, generator=generator) < 0.5 if self.train else torch.zeros(n, dtype=torch.bool)
             images: list[torch.Tensor | None] = [None] * n
             boxes = torch.zeros((n, 4), dtype=torch.float64)
-            read = [item for future in futures[parts:] for item in future.result()]
+            read = [item for future in sized for item in future.result()]
             engine = [k for k, (_, size) in enumerate(read) if size is not None]
             keep: list[Any] = [data for data, _ in read]
             packed = None
@@ -361,7 +345,7 @@ class DeviceImageLoader:
                     hw = torch.tensor([[image.shape[1], image.shape[2]]], dtype=torch.float64)
                     boxes[on_cpu + k] = self._boxes(hw, draws, [on_cpu + k])[0]
             t0 = time.perf_counter()
-            uploaded = [image for future in futures[:parts] for image in self._upload(*future.result())]
+            uploaded = [image for future in decodes for image in self._upload(*future.result())]
             t1 = time.perf_counter()
             if uploaded:
                 hw = torch.tensor([[image.shape[1], image.shape[2]] for image in uploaded], dtype=torch.float64)
