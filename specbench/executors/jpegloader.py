@@ -491,12 +491,13 @@ class DeviceImageLoader:
         return [img if img is not None else self._decode_cpu(int(index[k]), data[k]) for k, img in enumerate(out)]
 
     def _torchvision_nvjpeg(self, data: list[torch.Tensor]) -> list[torch.Tensor]:
-        """torchvision's nvjpeg call, its outputs allocated on `decode_stream`, which nothing else allocates on.
+        """torchvision's nvjpeg call, its outputs allocated on `decode_stream`, on which nothing else allocates.
 
-        torchvision decodes on a stream of its own, which does not wait for the stream its outputs are allocated
-        on: allocated on the loader's stream, they could be memory that kernels queued there still read. On a
-        stream of their own they only ever reuse earlier outputs, which `_retire` frees once their batch's
-        kernels are done. The loader's stream then waits for the decode."""
+        nvjpeg's hardware decoder writes its outputs when the call is made, not when its stream gets there
+        (torchvision pull request 9606, torchcodec pull request 1634: on H100s), and torchvision allocates
+        them on the current stream. Allocated on the loader's stream, an output could be memory that kernels
+        queued there still read. On a stream of their own, outputs only ever reuse earlier outputs, which
+        `_retire` lets go once their batch's kernels are done. The loader's stream then waits for the decode."""
         from torchvision.io import ImageReadMode, decode_jpeg
 
         assert self.stream is not None and self.decode_stream is not None

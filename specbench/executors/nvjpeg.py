@@ -221,7 +221,8 @@ class HardwareJpeg:
             flat = torch.empty(total + 1, dtype=torch.uint8, device=self.device)
         with torch.cuda.stream(stream):
             flat[total:].zero_()
-        # The engines start writing when the call hands them the batch, not when `stream` reaches the call: the
+        # The engines start writing when the call hands them the batch, not when `stream` reaches the call (as
+        # torchvision pull request 9606 and torchcodec pull request 1634 report on H100s; probe28 asks here): the
         # caching allocator may have given `flat` memory that kernels queued earlier on `stream` still read (the
         # last batches' crop indices, freed by the assembling thread once launched). Waiting for the stream here,
         # after the allocation, lets those kernels finish first; it also keeps the state, its staging buffers and
