@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "32")  # as `specbench execute` sets it (specbench/cli.py)
 import numpy as np
 import torch
 import torchvision
@@ -96,13 +98,16 @@ def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, 
     steps = min(len(tree.train) // batch - 3, 60)
     pipe = DeviceImageLoader(tree.root, tree.train, device=torch.device(device), decoder=decoder, **common)
     keep = {"read": ("_decode_nvjpeg", "assemble"), "read+decode": ("assemble",), "all": ()}
+    out["hardware decoder"] = pipe.hardware is not None  # then nvjpeg decodes crop regions, in no _decode_nvjpeg
     if decoder != "nvjpeg":
         del keep["read+decode"]
+    if pipe.hardware is not None:
+        del keep["read"]
     for name, patched in keep.items():
         if "_decode_nvjpeg" in patched:
             pipe._decode_nvjpeg = lambda index, data: data  # type: ignore[method-assign]
         if "assemble" in patched:
-            pipe.assemble = lambda index, images, g: (images, torch.zeros(len(index)), None)  # type: ignore[method-assign]
+            pipe.assemble = lambda index, images, *_: (images, torch.zeros(len(index)), None)  # type: ignore[method-assign]
         out["pipeline img/s" if name == "all" else f"pipeline {name} img/s"] = rate(pipe, steps, device)
         pipe.close_producer()
         for attribute in patched:
@@ -273,7 +278,11 @@ def _environment(device: str) -> dict[str, Any]:
     if device == "cuda":
         from gpu_env import environment
 
-        return environment(torchvision=torchvision.__version__, physical_cores=_physical_cores())  # type: ignore[no-any-return]
+        return environment(  # type: ignore[no-any-return]
+            torchvision=torchvision.__version__,
+            physical_cores=_physical_cores(),
+            cuda_device_max_connections=os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"),
+        )
     return {"device": "cpu", "torch": torch.__version__, "torchvision": torchvision.__version__}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 
 import click
@@ -70,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     the command is done are frozen out of the cyclic garbage collector, whose last passes over them
     as the interpreter exits cost an import of a whole MLPerf round about 50 ms; they are still
     freed. Called with `argv` (in tests, in-process), it leaves the collector alone.
+
+    Before CUDA starts, the GPU's hardware work queues are raised from CUDA's default 8 to its most, 32
+    (unless the environment sets them): with 8, the streams of the image loader and of nvjpeg's hardware
+    decoder share queues with the training's, and their small kernels wait behind whole training graphs
+    (docs/data-path.md). The run's launches (power tool, ranks) inherit it.
     """
+    os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "32")
     try:
         return _run(argv)
     finally:

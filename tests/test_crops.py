@@ -166,6 +166,31 @@ def test_packed_images_of_either_layout_give_the_padded_canvas_crops() -> None:
     assert torch.equal(crops_of_planes(planes, boxes, 64, NORM, flips), expected)
 
 
+def test_decode_regions_widen_each_box_by_a_pixel_inside_the_image() -> None:
+    from specbench.executors.crops import decode_regions
+
+    boxes = torch.tensor(
+        [[10.0, 20.0, 30.0, 40.0], [0.0, 0.0, 50.0, 60.0], [2.4, 3.6, 47.5, 59.2]], dtype=torch.float64
+    )
+    sizes = torch.tensor([[60, 50], [60, 50], [60, 50]])
+    regions, moved = decode_regions(boxes, sizes)
+    assert regions.tolist() == [[9, 19, 22, 22], [0, 0, 50, 60], [1, 2, 48, 58]]
+    assert torch.equal(moved[0], torch.tensor([1.0, 1.0, 21.0, 21.0], dtype=torch.float64))
+    assert torch.equal(moved[1], boxes[1])
+    assert torch.allclose(moved[2], boxes[2] - torch.tensor([1.0, 2.0, 1.0, 2.0], dtype=torch.float64))
+
+
+def test_boxes_of_part_of_a_batch_are_those_of_the_whole_batch() -> None:
+    from specbench.executors.crops import box_draws, boxes_of_draws
+
+    heights, widths = torch.tensor([300, 420, 120, 90]), torch.tensor([400, 380, 90, 500])
+    whole = random_resized_boxes(heights, widths, torch.Generator().manual_seed(3))
+    draws = box_draws(4, torch.Generator().manual_seed(3))
+    rows = [2, 0]
+    part = boxes_of_draws(heights[rows], widths[rows], tuple(d[rows] for d in draws))
+    assert torch.equal(part, whole[rows])
+
+
 def test_a_downscaled_crop_at_the_image_edge_needs_a_pixel_of_canvas_beyond_it() -> None:
     """Where an image ends at the canvas edge roi_align clamps there, and a bin of several samples weighs them
     alike; where padding follows, the ones plane weighs the edge samples less. One row and column of padding

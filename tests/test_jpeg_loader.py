@@ -149,6 +149,143 @@ def test_nvjpeg_falls_back_for_images_it_refuses(tmp_path: Path) -> None:
         train.close()
 
 
+class RegionsOnCpu:
+    """The hardware decoder's part in the loader, played on the CPU: sizes from the header (PIL), regions cut
+    from torchvision's whole decode and laid out as the engines write them (rows of a pitch rounded up past
+    the region's width, spare rows after each region, a zero byte at the end). `fail_first` makes the first
+    call fail as a batch the engines reject does."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        self.calls = 0
+        self.fail_first = fail_first
+
+    def size(self, data: torch.Tensor) -> tuple[int, int] | None:
+        import io
+
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data.numpy().tobytes())) as image:
+            return None if image.format != "JPEG" else (image.height, image.width)
+
+    def decode(self, data: list[torch.Tensor], regions: object, stream: object) -> tuple[torch.Tensor, object]:
+        import numpy as np
+        from torchvision.io import ImageReadMode, decode_image
+
+        from specbench.executors.nvjpeg import NvjpegError
+
+        self.calls += 1
+        if self.fail_first and self.calls == 1:
+            raise NvjpegError("nvjpegDecodeBatchedEx", 6)
+        pieces, rows, offset = [], [], 0
+        for tensor, (x, y, w, h) in zip(data, np.asarray(regions).tolist(), strict=True):
+            whole = decode_image(tensor, mode=ImageReadMode.RGB).permute(1, 2, 0)
+            assert min(x, y) >= 0 and min(w, h) > 0 and x + w <= whole.shape[1] and y + h <= whole.shape[0]
+            pitch = (3 * w + 48 + 63) // 64 * 64
+            padded = torch.full((h + 16, pitch), 171, dtype=torch.uint8)
+            padded[:h, : 3 * w] = whole[y : y + h, x : x + w].reshape(h, 3 * w)
+            pieces.append(padded.reshape(-1))
+            rows.append((offset, h, w, 1, pitch, 3))
+            offset += padded.numel()
+        return torch.cat([*pieces, torch.zeros(1, dtype=torch.uint8)]), np.array(rows, dtype=np.int64)
+
+
+@pytest.mark.parametrize(("train", "share"), [(True, 0.0), (True, 0.25), (False, 0.0)])
+def test_decoding_only_the_crops_regions_gives_the_whole_images_crops(
+    tree: ImageTree, train: bool, share: float
+) -> None:
+    """Crops drawn before decoding (from the headers' sizes), then cut from regions decoded alone, are the
+    crops of the whole images with the same seed, whatever the share the CPU decodes whole."""
+    whole, regions = loader(tree, train=train), loader(tree, train=train)
+    regions.hardware = RegionsOnCpu()
+    regions.share = ShareControl(share)
+    try:
+        pairs = list(zip(whole.epoch(2), regions.epoch(2), strict=True))
+        by_engines = sum(len(lb) - round(len(lb) * share) for _, (_, lb) in pairs)
+        assert regions.engine_images >= by_engines > 0  # and the next epoch's first batches, under way
+        for (a, la), (b, lb) in pairs:
+            assert torch.equal(la, lb)
+            assert torch.allclose(a, b, atol=1e-4), float((a - b).abs().max())
+    finally:
+        whole.close()
+        regions.close()
+
+
+def test_regions_in_canvas_groups_give_the_whole_images_crops(tree: ImageTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The assembly's other branch: a batch split into groups, each cropped from its own canvas."""
+    from specbench.executors import crops, jpegloader
+
+    groups: list[int] = []
+
+    def small(sizes: torch.Tensor) -> list[list[int]]:
+        found = crops.canvas_groups(sizes, budget_bytes=2 * 60 * 50 * 16)
+        groups.append(len(found))
+        return found
+
+    monkeypatch.setattr(jpegloader, "canvas_groups", small)
+    whole, regions = loader(tree), loader(tree)
+    regions.hardware = RegionsOnCpu()
+    regions.share = ShareControl(0.0)
+    try:
+        for (a, la), (b, lb) in zip(whole.epoch(1), regions.epoch(1), strict=True):
+            assert torch.equal(la, lb) and torch.allclose(a, b, atol=1e-4)
+        assert max(groups) > 1
+    finally:
+        whole.close()
+        regions.close()
+
+
+def test_a_batch_the_engines_fail_on_is_decoded_by_the_cpu(tree: ImageTree) -> None:
+    whole, regions = loader(tree), loader(tree)
+    regions.hardware = RegionsOnCpu(fail_first=True)
+    regions.share = ShareControl(0.0)
+    try:
+        pairs = list(zip(whole.epoch(1), regions.epoch(1), strict=True))
+        assert regions.hardware.calls >= len(pairs) and len(regions.cpu_only) == 4  # the first batch's images
+        for (a, la), (b, lb) in pairs:
+            assert torch.equal(la, lb) and torch.allclose(a, b, atol=1e-4)
+    finally:
+        whole.close()
+        regions.close()
+
+
+def test_region_decoding_sends_what_the_engines_refuse_to_the_cpu(tmp_path: Path) -> None:
+    from PIL import Image
+
+    write_tree(tmp_path, TreeSpec(classes=2, train_per_class=4, val_per_class=1, widths=(30, 40), heights=(30, 40)))
+    png = tmp_path / "train" / "n00000000" / "n00000000_1.JPEG"
+    Image.new("RGB", (33, 35), (200, 10, 10)).save(png, format="PNG")
+    whole, regions = loader(scan_tree(tmp_path)), loader(scan_tree(tmp_path))
+    regions.hardware = RegionsOnCpu()
+    regions.share = ShareControl(0.0)
+    try:
+        for (a, la), (b, lb) in zip(whole.epoch(1), regions.epoch(1), strict=True):
+            assert torch.equal(la, lb) and torch.allclose(a, b, atol=1e-4)
+    finally:
+        whole.close()
+        regions.close()
+
+
+@pytest.mark.gpu
+@CUDA
+@pytest.mark.parametrize(("train", "share"), [(True, 0.0), (True, 0.5), (False, 0.0)])
+def test_the_hardware_decoders_regions_match_torchvisions_whole_images(
+    tree: ImageTree, train: bool, share: float
+) -> None:
+    engines = loader(tree, train=train, device="cuda", decoder="nvjpeg", cpu_share=share)
+    if engines.hardware is None:
+        engines.close()
+        pytest.skip("this GPU has no hardware JPEG decoder")
+    whole = loader(tree, train=train, device="cuda", decoder="nvjpeg", cpu_share=share)
+    whole.hardware = None
+    try:
+        for (a, la), (b, lb) in zip(engines.epoch(1), whole.epoch(1), strict=True):
+            assert torch.equal(la, lb)
+            assert torch.allclose(a, b, atol=1e-4), float((a - b).abs().max())
+    finally:
+        engines.close()
+        whole.close()
+
+
 def test_share_control_follows_the_stage_that_waits() -> None:
     fixed = ShareControl(0.4)
     fixed.update(cpu_wait_s=1.0, handover_s=0.0)

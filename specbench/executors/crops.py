@@ -26,15 +26,32 @@ def random_resized_boxes(
     heights: torch.Tensor, widths: torch.Tensor, generator: torch.Generator, scale: tuple[float, float] = SCALE
 ) -> torch.Tensor:
     """(N, 4) int64 boxes `top, left, height, width`, drawn for each image as RandomResizedCrop.get_params does."""
+    return boxes_of_draws(heights, widths, box_draws(heights.numel(), generator), scale)
+
+
+def box_draws(n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The uniform numbers `random_resized_boxes` draws for N images: (N, ATTEMPTS) for the areas, (N, ATTEMPTS)
+    for the aspect ratios, (N, 2) for the positions. Row k serves image k alone, so that the boxes of part of a
+    batch can be made once its sizes are known, and come out as if the whole batch were made at once."""
+    areas = torch.rand(n, ATTEMPTS, generator=generator, dtype=torch.float64)
+    aspects = torch.rand(n, ATTEMPTS, generator=generator, dtype=torch.float64)
+    return areas, aspects, torch.rand(n, 2, generator=generator, dtype=torch.float64)
+
+
+def boxes_of_draws(
+    heights: torch.Tensor,
+    widths: torch.Tensor,
+    draws: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    scale: tuple[float, float] = SCALE,
+) -> torch.Tensor:
+    """(N, 4) int64 boxes `top, left, height, width` of N images from their rows of `box_draws`."""
     n = heights.numel()
     h_img = heights.double().view(n, 1)
     w_img = widths.double().view(n, 1)
     area = h_img * w_img
-    target = area * (
-        scale[0] + (scale[1] - scale[0]) * torch.rand(n, ATTEMPTS, generator=generator, dtype=torch.float64)
-    )
+    target = area * (scale[0] + (scale[1] - scale[0]) * draws[0])
     low, high = math.log(RATIO[0]), math.log(RATIO[1])
-    aspect = torch.exp(low + (high - low) * torch.rand(n, ATTEMPTS, generator=generator, dtype=torch.float64))
+    aspect = torch.exp(low + (high - low) * draws[1])
     w = torch.round(torch.sqrt(target * aspect))
     h = torch.round(torch.sqrt(target / aspect))
     ok = (w > 0) & (w <= w_img) & (h > 0) & (h <= h_img)
@@ -46,7 +63,7 @@ def random_resized_boxes(
     found = ok.any(dim=1)
     h_box = torch.where(found, h_box, fb_h)
     w_box = torch.where(found, w_box, fb_w)
-    u = torch.rand(n, 2, generator=generator, dtype=torch.float64)
+    u = draws[2]
     top = torch.where(found, torch.floor(u[:, 0] * (h_img - h_box + 1)), torch.floor((h_img - h_box) / 2))
     left = torch.where(found, torch.floor(u[:, 1] * (w_img - w_box + 1)), torch.floor((w_img - w_box) / 2))
     return torch.stack([top, left, h_box, w_box], dim=1).to(torch.int64)
@@ -188,3 +205,19 @@ def canvas_groups(sizes: torch.Tensor, budget_bytes: int = CANVAS_BYTES) -> list
             groups.append([i])
             height, width = h, w
     return groups
+
+
+def decode_regions(boxes: torch.Tensor, sizes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pixels each crop reads, and its box in them: (N, 4) int64 regions `x, y, width, height` (the box
+    widened by one pixel on each side, for the bilinear sampling at its edges, and kept inside the image) and
+    the (N, 4) float64 boxes `x1, y1, x2, y2` moved into their regions. Cropping a region decoded alone then
+    gives the pixels that cropping the whole image gives. `sizes` is (N, 2) height, width."""
+    boxes = boxes.double()
+    h, w = sizes[:, 0].double(), sizes[:, 1].double()
+    x0 = torch.clamp(torch.floor(boxes[:, 0]) - 1, min=0)
+    y0 = torch.clamp(torch.floor(boxes[:, 1]) - 1, min=0)
+    x1 = torch.minimum(torch.ceil(boxes[:, 2]) + 1, w)
+    y1 = torch.minimum(torch.ceil(boxes[:, 3]) + 1, h)
+    regions = torch.stack([x0, y0, x1 - x0, y1 - y0], dim=1).to(torch.int64)
+    moved = boxes - torch.stack([x0, y0, x0, y0], dim=1)
+    return regions, moved

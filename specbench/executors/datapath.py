@@ -149,6 +149,13 @@ def close_loaders(*loaders: Any) -> None:
     for loader in loaders:
         if isinstance(loader, DeviceImageLoader):
             loader.close()
+            if loader.hardware is not None and loader.train and loader.region_images:
+                share = loader.engine_images / loader.region_images
+                print(
+                    f"data path: the GPU's hardware JPEG decoder decoded the crop regions of {share:.1%} of the "
+                    f"training images ({loader.share.batches} batches); libjpeg-turbo the rest",
+                    file=sys.stderr,
+                )
             mean = loader.share.mean
             if loader.share.auto and loader.train and mean is not None:
                 print(

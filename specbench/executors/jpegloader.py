@@ -28,15 +28,18 @@ import torch
 
 from specbench.errors import UsageError
 from specbench.executors.crops import (
+    box_draws,
+    boxes_of_draws,
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
     crops_of_planes,
+    decode_regions,
     normalisation,
     packed_planes,
-    random_resized_boxes,
 )
 from specbench.executors.imagenet import Split
+from specbench.executors.nvjpeg import HardwareJpeg, NvjpegError
 from specbench.executors.stages import End, Producer, StageWork
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -74,11 +77,11 @@ class ShareControl:
             return True
         return isinstance(share, (int, float)) and not isinstance(share, bool) and 0.0 <= float(share) <= 1.0
 
-    def __init__(self, share: float | str) -> None:
+    def __init__(self, share: float | str, start: float = AUTO_START) -> None:
         if not self.valid(share):
             raise UsageError(f"data_cpu_share {share!r}: expected auto or a fraction from 0 to 1")
         self.auto = share == "auto"
-        self.value = self.AUTO_START if self.auto else float(share)
+        self.value = start if self.auto else float(share)
         self.batches = 0
         self.total = 0.0
 
@@ -120,6 +123,15 @@ def _packed(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat(pieces), torch.tensor(rows, dtype=torch.int64)
 
 
+def _views(flat: torch.Tensor, shapes: list[tuple[int, int, int]]) -> list[torch.Tensor]:
+    """(3, H, W) views of (H, W, 3) images packed one after another in `flat`."""
+    out, offset = [], 0
+    for h, w, c in shapes:
+        out.append(flat[offset : offset + h * w * c].view(h, w, c).permute(2, 0, 1))
+        offset += h * w * c
+    return out
+
+
 def _one_intra_op_thread() -> None:
     """In each reading thread: torch's CPU ops (packing decoded images) on this thread alone. Without it, every
     reading thread would start a team of intra-op threads as large as the machine, and the teams would fight
@@ -158,15 +170,23 @@ class DeviceImageLoader:
         self.root, self.split, self.batch_size, self.train = root, split, batch_size, train
         self.geometry, self.device, self.decoder, self.seed = geometry, device, decoder, seed
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
-        self.share = ShareControl(1.0 if decoder == "libjpeg" else cpu_share)
         self.stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
-        self.decode_stream = torch.cuda.Stream(device) if device.type == "cuda" else None  # see _torchvision_nvjpeg
+        # the decoders' own stream (see _torchvision_nvjpeg, HardwareJpeg.decode): their outputs are allocated on
+        # it, and waiting for the last decode never waits for the crops' kernels on `stream`
+        self.decode_stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
+        self.hardware: Any = HardwareJpeg.open(device, batch_size) if decoder == "nvjpeg" else None
+        if self.hardware is not None and cpu_share == "auto":
+            cpu_share = 0.0  # the engines outpace the training (29,000 img/s alone on an H200): the CPU stays free
+        self.share = ShareControl(1.0 if decoder == "libjpeg" else cpu_share)
+        self.engine_images = 0  # decoded (their crops' regions) by the hardware decoder
+        self.region_images = 0  # all the images of the batches whose crops the decoding thread drew
         self.workers = max(1, workers)
         self.pool = ThreadPoolExecutor(
             max_workers=self.workers, thread_name_prefix="specbench-read", initializer=_one_intra_op_thread
         )
         self.norm = normalisation(IMAGENET_MEAN, IMAGENET_STD, device)
         self.cpu_only: set[int] = set()
+        self.staged: list[torch.Tensor] = []  # pinned copies of the batch being assembled
         self.in_flight: deque[tuple[torch.cuda.Event, list[torch.Tensor]]] = deque()
         self.producer: Producer | None = None
 
@@ -203,8 +223,8 @@ class DeviceImageLoader:
         generator = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch * 7919 + self.rank) % 2**62)
         work = StageWork(
             setup=self._thread_setup,
-            decoded=lambda stop: self.decoded(epoch, stop),
-            assemble=lambda item: self.assemble(item[0], item[1], generator),
+            decoded=lambda stop: self.decoded(epoch, stop, generator),
+            assemble=lambda item: self.assemble(item[0], item[1], generator, item[2] if len(item) > 2 else None),
         )
         return Producer(work, epoch, self.depth)
 
@@ -229,9 +249,19 @@ class DeviceImageLoader:
         self.close_producer()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def decoded(self, epoch: int, stop: threading.Event) -> Iterator[tuple[np.ndarray, list[torch.Tensor]]]:
+    def decoded(self, epoch: int, stop: threading.Event, generator: torch.Generator) -> Iterator[Any]:
         """Decoding thread: reads `depth + 1` batches ahead in chunks; the first `cpu_share` of each batch is
         decoded by libjpeg-turbo in the reading threads, the rest by one nvjpeg call here."""
+        if self.hardware is not None:
+            return self._decoded_regions(epoch, stop, generator)
+        return self._decoded_whole(epoch, stop)
+
+    def _reads(
+        self, epoch: int, stop: threading.Event, reader: Any
+    ) -> Iterator[tuple[np.ndarray, int, list[Future[Any]], list[Future[Any]]]]:
+        """The epoch's batches in order, each as its indices, its first `cpu_share` count and the futures of its
+        chunks: libjpeg-turbo's decodes (`_decode_many`) of the first part, `reader`'s of the rest. The reading
+        threads work `depth + 1` batches ahead: the next batch is submitted before one is handed out."""
         order = self.order(epoch)
         batches = (order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self)))
         chunk = max(8, math.ceil(self.batch_size / self.workers))
@@ -247,8 +277,7 @@ class DeviceImageLoader:
                 for k in range(0, on_cpu, chunk)
             ]
             futures += [
-                self.pool.submit(self._load_many, index[k : k + chunk].tolist())
-                for k in range(on_cpu, len(index), chunk)
+                self.pool.submit(reader, index[k : k + chunk].tolist()) for k in range(on_cpu, len(index), chunk)
             ]
             reads.append((index, on_cpu, futures))
 
@@ -258,11 +287,16 @@ class DeviceImageLoader:
             index, on_cpu, futures = reads.popleft()
             submit()
             parts = math.ceil(on_cpu / chunk)
-            encoded = [data for future in futures[parts:] for data in future.result()]
+            yield index, on_cpu, futures[:parts], futures[parts:]
+
+    def _decoded_whole(self, epoch: int, stop: threading.Event) -> Iterator[tuple[np.ndarray, list[torch.Tensor]]]:
+        """Whole images from torchvision's decoders; the crops are drawn when the batch is assembled."""
+        for index, on_cpu, decodes, loads in self._reads(epoch, stop, self._load_many):
+            encoded = [data for future in loads for data in future.result()]
             t_nv = time.perf_counter()
             images = self._decode_nvjpeg(index[on_cpu:], encoded) if encoded else []
             t0 = time.perf_counter()
-            uploaded = [image for future in futures[:parts] for image in self._upload(*future.result())]
+            uploaded = [image for future in decodes for image in self._upload(*future.result())]
             t1 = time.perf_counter()
             yield index, uploaded + images
             self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1, nvjpeg_s=t0 - t_nv)
@@ -270,6 +304,79 @@ class DeviceImageLoader:
     def _load_many(self, indices: list[int]) -> list[torch.Tensor]:
         """Runs in a reading thread: the files' bytes."""
         return [self._read(i) for i in indices]
+
+    def _decoded_regions(self, epoch: int, stop: threading.Event, generator: torch.Generator) -> Iterator[Any]:
+        """With the hardware decoder: the reading threads also parse each header for its size, so that the
+        batch's crops are drawn here, before decoding, and the engines decode only the pixels each crop reads
+        (with the batch's first `cpu_share`, whole, from libjpeg-turbo). The crops are the ones drawn from the
+        same generator for whole images: `box_draws` gives each image its own row of numbers."""
+        for index, on_cpu, decodes, sized in self._reads(epoch, stop, self._read_sized):
+            n = len(index)
+            self.region_images += n
+            draws = box_draws(n, generator) if self.train else None
+            flips = torch.rand(n, generator=generator) < 0.5 if self.train else torch.zeros(n, dtype=torch.bool)
+            images: list[torch.Tensor | None] = [None] * n
+            boxes = torch.zeros((n, 4), dtype=torch.float64)
+            read = [item for future in sized for item in future.result()]
+            engine = [k for k, (_, size) in enumerate(read) if size is not None]
+            keep: list[Any] = [data for data, _ in read]
+            packed = decoded = None
+            t_nv = time.perf_counter()
+            if engine:
+                rows = [on_cpu + k for k in engine]
+                sizes = torch.tensor([read[k][1] for k in engine], dtype=torch.float64)
+                regions, moved = decode_regions(self._boxes(sizes, draws, rows), sizes)
+                try:
+                    flat, layout = self.hardware.decode(
+                        [read[k][0] for k in engine], regions.numpy(), self.decode_stream
+                    )
+                except NvjpegError:  # a file the headers passed but the engines failed on: this batch by the CPU
+                    engine = []
+                else:
+                    boxes[rows] = moved
+                    keep.append(flat)
+                    if self.decode_stream is not None:
+                        decoded = torch.cuda.Event()
+                        decoded.record(self.decode_stream)
+                    self.engine_images += len(engine)
+                    if len(engine) == n:  # the usual case: the batch is already packed in one buffer
+                        packed = (flat, torch.from_numpy(layout))
+                    else:
+                        for k, (offset, h, w, _, pitch, _) in zip(engine, layout.tolist(), strict=True):
+                            rows = flat[offset : offset + h * pitch].view(h, pitch)
+                            images[on_cpu + k] = rows[:, : w * 3].reshape(h, w, 3).permute(2, 0, 1)
+            decoded_by_engines = set(engine)
+            for k, (data, _) in enumerate(read):
+                if k not in decoded_by_engines:  # progressive, CMYK, not a JPEG: the whole image, by the CPU
+                    self.cpu_only.add(int(index[on_cpu + k]))
+                    image = self._decode_cpu(int(index[on_cpu + k]), data)
+                    images[on_cpu + k] = image
+                    hw = torch.tensor([[image.shape[1], image.shape[2]]], dtype=torch.float64)
+                    boxes[on_cpu + k] = self._boxes(hw, draws, [on_cpu + k])[0]
+            t0 = time.perf_counter()
+            uploaded = [image for future in decodes for image in self._upload(*future.result())]
+            t1 = time.perf_counter()
+            if uploaded:
+                hw = torch.tensor([[image.shape[1], image.shape[2]] for image in uploaded], dtype=torch.float64)
+                boxes[:on_cpu] = self._boxes(hw, draws, list(range(on_cpu)))
+                images[:on_cpu] = uploaded
+            yield index, None if packed is not None else images, (boxes, flips, keep, packed, decoded)
+            self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1, nvjpeg_s=t0 - t_nv)
+
+    def _boxes(self, sizes: torch.Tensor, draws: Any, rows: list[int]) -> torch.Tensor:
+        """(N, 4) float64 crop boxes x1 y1 x2 y2 of images of `sizes` (N, 2 height, width), at `rows` of the batch."""
+        if draws is None:
+            return center_boxes(sizes[:, 0], sizes[:, 1], self.geometry.resize, self.geometry.size)
+        picked = tuple(d[rows] for d in draws)
+        return crop_boxes_xyxy(boxes_of_draws(sizes[:, 0], sizes[:, 1], picked))
+
+    def _read_sized(self, indices: list[int]) -> list[tuple[torch.Tensor, tuple[int, int] | None]]:
+        """Runs in a reading thread: the files' bytes and their sizes from the headers (None: not for the engines)."""
+        out = []
+        for i in indices:
+            data = self._read(i)
+            out.append((data, self.hardware.size(data) if data.numel() else None))
+        return out
 
     def _read(self, index: int) -> torch.Tensor:
         from torchvision.io import read_file
@@ -302,19 +409,20 @@ class DeviceImageLoader:
 
     def _upload(self, packed: torch.Tensor, shapes: list[tuple[int, int, int]]) -> list[torch.Tensor]:
         """The packed images on the device, as (3, H, W) views; one asynchronous copy on the loader's stream."""
-        flat = packed.to(self.device, non_blocking=True)
-        out, offset = [], 0
-        for h, w, c in shapes:
-            out.append(flat[offset : offset + h * w * c].view(h, w, c).permute(2, 0, 1))
-            offset += h * w * c
-        return out
+        return _views(packed.to(self.device, non_blocking=True), shapes)
 
-    def _metadata(self, index: np.ndarray, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """(N, 8) float64 on the device, one copy from pinned memory: sizes, boxes x1 y1 x2 y2, flip, label."""
+    def _metadata(
+        self, index: np.ndarray, sizes: torch.Tensor, generator: torch.Generator, drawn: Any = None
+    ) -> torch.Tensor:
+        """(N, 8) float64 on the device, one copy from pinned memory: sizes, boxes x1 y1 x2 y2, flip, label.
+        The boxes and flips are drawn here unless the decoding thread drew them (`drawn`)."""
         sizes = sizes.double()
         n = len(sizes)
-        if self.train:
-            boxes = crop_boxes_xyxy(random_resized_boxes(sizes[:, 0], sizes[:, 1], generator))
+        if drawn is not None:
+            boxes, flips = drawn[0], drawn[1].double()
+        elif self.train:
+            draws = box_draws(n, generator)
+            boxes = crop_boxes_xyxy(boxes_of_draws(sizes[:, 0], sizes[:, 1], draws))
             flips = (torch.rand(n, generator=generator) < 0.5).double()
         else:
             boxes = center_boxes(sizes[:, 0], sizes[:, 1], self.geometry.resize, self.geometry.size)
@@ -326,24 +434,36 @@ class DeviceImageLoader:
     def _to_device(self, tensor: torch.Tensor) -> torch.Tensor:
         if self.stream is None:
             return tensor
-        return tensor.pin_memory().to(self.device, non_blocking=True)
+        pinned = tensor.pin_memory()
+        self.staged.append(pinned)  # kept with the batch until its event: the copy reads it asynchronously
+        return pinned.to(self.device, non_blocking=True)
 
-    def assemble(self, index: np.ndarray, images: list[torch.Tensor], generator: torch.Generator) -> Batch:
+    def assemble(
+        self, index: np.ndarray, images: list[torch.Tensor] | None, generator: torch.Generator, drawn: Any = None
+    ) -> Batch:
         """Assembling thread: the batch's images packed into one buffer (one copy), every crop of the batch in
-        one roi_align per canvas group, with a fixed number of kernels and no host sync."""
-        flat, layout = _packed(images)
+        one roi_align per canvas group, with a fixed number of kernels and no host sync. `drawn`: the boxes,
+        flips, buffers to keep, packed images and decoding event of a batch whose crops the decoding thread drew."""
+        if drawn is not None and drawn[4] is not None:
+            assert self.stream is not None
+            self.stream.wait_event(drawn[4])  # the engines' pixels, written on the decoders' stream
+        if drawn is not None and drawn[3] is not None:
+            flat, layout = drawn[3]
+        else:
+            assert images is not None
+            flat, layout = _packed(images)
         sizes = layout[:, 1:3]
-        meta = self._metadata(index, sizes, generator)
+        meta = self._metadata(index, sizes, generator, drawn)
         rows_all = self._to_device(layout)
-        n, size = len(images), self.geometry.size
+        n, size = len(index), self.geometry.size
         groups = canvas_groups(sizes)
         out = torch.empty((n, 3, size, size), device=self.device).contiguous(memory_format=self.memory_format)
         for group in groups:
             chosen = None if len(groups) == 1 else self._to_device(torch.tensor(group))
             rows = meta if chosen is None else meta[chosen]
             # one row and column of padding beyond the largest image: every image's right and bottom edges then
-            # meet padding, never roi_align's clamping at the canvas edge, so that an image's crop does not
-            # depend on the batch it came with (test_crops: the edge of the canvas)
+            # meet padding (never roi_align's clamping at the canvas edge), so that an image's crop does not
+            # depend on the batch it came with, nor on whether only its crop's region was decoded
             height, width = (int(v) + 1 for v in sizes[group].max(dim=0).values)
             planes = packed_planes(flat, rows_all if chosen is None else rows_all[chosen], height, width)
             crops = crops_of_planes(planes, rows[:, 2:6], size, self.norm, rows[:, 6] > 0.5)
@@ -356,12 +476,13 @@ class DeviceImageLoader:
         if self.stream is not None:
             event = torch.cuda.Event()
             event.record(self.stream)
-            self._retire(event, [*images, flat])
+            self._retire(event, [*(images or []), flat, *self.staged, *(drawn[2] if drawn is not None else [])])
+        self.staged = []
         return out, labels, event
 
     def _retire(self, event: torch.cuda.Event, images: list[torch.Tensor]) -> None:
-        """Keep decoded images alive until the kernels reading them are done: nvjpeg writes its next outputs into
-        freed memory without waiting for this loader's stream (`_torchvision_nvjpeg`)."""
+        """Keep decoded images alive until the kernels reading them are done: nvjpeg writes its next outputs on
+        its own stream, which does not wait for this loader's stream before reusing freed memory."""
         self.in_flight.append((event, images))
         while self.in_flight and (len(self.in_flight) > self.depth + 1 or self.in_flight[0][0].query()):
             oldest, _ = self.in_flight.popleft()

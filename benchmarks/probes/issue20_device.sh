@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The hardware JPEG decoder's checks in one device call, each step's log under $OUT as it runs:
+#   bash benchmarks/probes/issue20_device.sh checks   then, in a second call,
+#   bash benchmarks/probes/issue20_device.sh result   (from the repository root, with OUT set and the
+#                                                       project importable: PYTHONPATH=<wheels>:$PWD)
+# checks (at most 9 minutes): the GPU tests of the loader; probe28 (do the engines wait for the work queued
+# on their stream?); probe25 (the loader's hardware path alone, without CUDA_LAUNCH_BLOCKING); probe27 (the
+# paths alone and fed to graphed training). result (at most 6 minutes): imagenet_input.py, the committed
+# result. A step that fails does not stop the next; each has its own time limit.
+set -u
+: "${OUT:?set OUT to the folder for the logs}"
+step() {
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name (limit ${limit}s)"
+    timeout "$limit" "$@" >"$OUT/$name.txt" 2>&1
+    echo "   exit $?"
+    grep -v -i -E "warn|IndexKernel|^frame #" "$OUT/$name.txt" | tail -6
+}
+what=${1:?say checks or result}
+if [ "$what" = checks ]; then
+step pytest 120 python3 -m pytest -q -p no:cacheprovider tests/test_jpeg_loader.py tests/test_crops.py
+step probe28 90 python3 -u benchmarks/probes/probe28.py
+step probe25 90 python3 -u benchmarks/probes/probe25.py
+step probe27 240 python3 -u benchmarks/probes/probe27.py
+else
+step imagenet_input 330 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree \
+    --out "$OUT/imagenet_input_h200.json" --work /tmp/work --no-probe --epochs 4
+fi
