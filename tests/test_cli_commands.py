@@ -37,3 +37,16 @@ def test_a_command_loads_only_its_own_module() -> None:
 def test_an_unknown_command_is_matched_against_every_command(capsys) -> None:
     assert main(["valdate"]) == 2
     assert "Did you mean 'validate'?" in capsys.readouterr().err
+
+
+def test_the_cli_raises_cudas_hardware_queues_unless_the_environment_sets_them(monkeypatch) -> None:
+    """32 queues, so that the image loader's and nvjpeg's streams do not share the training's
+    (docs/data-path.md); a value the user set stays."""
+    import os
+
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
+    assert main(["--help"]) == 0
+    assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "32"
+    monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
+    assert main(["--help"]) == 0
+    assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"

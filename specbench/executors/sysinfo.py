@@ -96,6 +96,8 @@ def capture_layers(device: str, world_size: int = 1) -> dict[str, ParamMap]:
             rocm_version=torch.version.hip,
             cudnn_version=torch.backends.cudnn.version(),
         )
+        if not torch.version.hip:  # the hardware work queues CUDA started with (specbench/cli.py raises them)
+            libraries["cuda_device_max_connections"] = os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS", "8")
         try:
             libraries["nccl_version"] = ".".join(str(v) for v in torch.cuda.nccl.version())
         except Exception:
