@@ -481,8 +481,8 @@ class DeviceImageLoader:
         return out, labels, event
 
     def _retire(self, event: torch.cuda.Event, images: list[torch.Tensor]) -> None:
-        """Keep decoded images alive until the kernels reading them are done: nvjpeg writes its next outputs on
-        its own stream, which does not wait for this loader's stream before reusing freed memory."""
+        """Keep decoded images alive until the kernels reading them are done: the decoders allocate their next
+        outputs on `decode_stream`, which does not wait for this loader's stream before reusing freed memory."""
         self.in_flight.append((event, images))
         while self.in_flight and (len(self.in_flight) > self.depth + 1 or self.in_flight[0][0].query()):
             oldest, _ = self.in_flight.popleft()
