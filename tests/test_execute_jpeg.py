@@ -69,7 +69,7 @@ def test_cpu_run_trains_through_data_to_its_target_and_validates(tree: Path, tmp
     check_trained(code, meta, result, out)
     framework = meta["layers"]["framework"]  # type: ignore[index]
     assert framework == {**framework, "data_decoder": "pil", "augment_device": "cpu", "num_workers": 0}
-    assert "data_cpu_share" not in framework  # only nvjpeg splits its batches
+    assert "data_cpu_share" not in framework and "data_decode_threads" not in framework  # nvjpeg's alone
     assert result["settings"]["data_decoder"] == "pil"  # type: ignore[index]
 
 
@@ -83,6 +83,7 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
     assert framework["data_decoder"] == "nvjpeg" and framework["augment_device"] == "cuda"  # type: ignore[index]
     assert framework["num_workers"] == common.workers_per_process()  # type: ignore[index]
     assert framework["data_cpu_share"] == "auto"  # type: ignore[index]
+    assert framework["data_decode_threads"] == 1  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
@@ -98,6 +99,11 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
             ["--set", "data_cpu_share=0.5"],
             "error: --set data_cpu_share: applies to data_decoder=nvjpeg; this run decodes with pil",
         ),
+        (
+            ["--set", "data_decode_threads=2"],
+            "error: --set data_decode_threads: applies to data_decoder=nvjpeg; this run decodes with pil",
+        ),
+        (["--set", "data_decode_threads=9"], "error: --set data_decode_threads=9: expected one of 1, 2, 3, 4"),
     ],
 )
 def test_data_settings_that_cannot_work_fail_before_anything_starts(

@@ -159,6 +159,9 @@ class RegionsOnCpu:
         self.calls = 0
         self.fail_first = fail_first
 
+    def another(self) -> RegionsOnCpu:
+        return RegionsOnCpu()
+
     def size(self, data: torch.Tensor) -> tuple[int, int] | None:
         import io
 
@@ -208,6 +211,28 @@ def test_decoding_only_the_crops_regions_gives_the_whole_images_crops(
     finally:
         whole.close()
         regions.close()
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_several_decoders_in_turn_give_the_same_batches_in_order(tree: ImageTree, threads: int) -> None:
+    """Batches spread over decoders of their own, each in its thread, come out as one decoder's do."""
+    one, several = loader(tree), loader(tree, decode_threads=threads)
+    for engines in (one, several):
+        engines.hardware = RegionsOnCpu()
+        engines.share = ShareControl(0.0)
+    try:
+        for epoch in (1, 2):
+            pairs = list(zip(one.epoch(epoch), several.epoch(epoch), strict=True))
+            assert len(pairs) == len(one) > threads
+            for (a, la), (b, lb) in pairs:
+                assert torch.equal(la, lb) and torch.equal(a, b)
+        slots = several.slots
+        assert len(slots) == threads and all(thread is not None for _, _, thread in slots)
+        assert all(engine.calls > 0 for engine, _, _ in slots)  # every decoder took batches
+    finally:
+        one.close()
+        several.close()
+    assert several.slots == []
 
 
 def test_regions_in_canvas_groups_give_the_whole_images_crops(tree: ImageTree, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -267,11 +292,13 @@ def test_region_decoding_sends_what_the_engines_refuse_to_the_cpu(tmp_path: Path
 
 @pytest.mark.gpu
 @CUDA
-@pytest.mark.parametrize(("train", "share"), [(True, 0.0), (True, 0.5), (False, 0.0)])
+@pytest.mark.parametrize(
+    ("train", "share", "threads"), [(True, 0.0, 1), (True, 0.5, 1), (False, 0.0, 1), (True, 0.0, 2)]
+)
 def test_the_hardware_decoders_regions_match_torchvisions_whole_images(
-    tree: ImageTree, train: bool, share: float
+    tree: ImageTree, train: bool, share: float, threads: int
 ) -> None:
-    engines = loader(tree, train=train, device="cuda", decoder="nvjpeg", cpu_share=share)
+    engines = loader(tree, train=train, device="cuda", decoder="nvjpeg", cpu_share=share, decode_threads=threads)
     if engines.hardware is None:
         engines.close()
         pytest.skip("this GPU has no hardware JPEG decoder")

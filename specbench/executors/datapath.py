@@ -50,8 +50,18 @@ DATA_OPTIONS = {
         "auto",
         "auto",
     ),
+    "data_decode_threads": Option(
+        "data_decode_threads",
+        "framework",
+        "with data_decoder=nvjpeg on a GPU with JPEG engines, how many hardware decoders (each its own state, "
+        "stream and thread) take the batches in turn: 1 to 4",
+        (1, 2, 3, 4),
+        1,
+        1,
+    ),
 }
-DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers", "data_cpu_share")
+DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers", "data_cpu_share", "data_decode_threads")
+NVJPEG_ONLY = ("data_cpu_share", "data_decode_threads")
 VALID = {("pil", "cpu"), ("libjpeg", "cpu"), ("libjpeg", "cuda"), ("nvjpeg", "cuda")}
 
 
@@ -72,9 +82,10 @@ def check_data_settings(resolved: ResolvedSpec, config: RunConfig) -> None:
         raise UsageError(f"data_decoder={pair[0]} with augment_device={pair[1]} does not go together; choose {choices}")
     share = config.settings.get("data_cpu_share", "auto")
     if pair[0] != "nvjpeg":
-        if "data_cpu_share" in config.overrides:
-            raise UsageError(f"--set data_cpu_share: applies to data_decoder=nvjpeg; this run decodes with {pair[0]}")
-        config.settings.pop("data_cpu_share", None)
+        for name in NVJPEG_ONLY:
+            if name in config.overrides:
+                raise UsageError(f"--set {name}: applies to data_decoder=nvjpeg; this run decodes with {pair[0]}")
+            config.settings.pop(name, None)
     elif not ShareControl.valid(share):
         raise UsageError(f"--set data_cpu_share={share}: expected auto or a fraction from 0 to 1")
     if pair[1] == "cuda" and not torch.cuda.is_available():
@@ -118,6 +129,7 @@ def image_loaders(ctx: RunContext, batch_size: int) -> tuple[Any, Any]:
         "world": world,
         "memory_format": memory_format(ctx),
         "cpu_share": ctx.settings.get("data_cpu_share", "auto") if decoder == "nvjpeg" else 0.0,
+        "decode_threads": int(ctx.settings.get("data_decode_threads") or 1) if decoder == "nvjpeg" else 1,
     }
     train = DeviceImageLoader(tree.root, tree.train, batch_size=batch_size, train=True, **common)
     val = DeviceImageLoader(tree.root, tree.val, batch_size=batch_size, train=False, **common)

@@ -132,6 +132,22 @@ def _views(flat: torch.Tensor, shapes: list[tuple[int, int, int]]) -> list[torch
     return out
 
 
+@dataclass
+class _RegionBatch:
+    """A batch on its way through the hardware decoders: its reads (bytes and header sizes), drawn crops and
+    flips, which of its images the engines take and their regions (x, y, width, height) and moved boxes."""
+
+    index: np.ndarray
+    on_cpu: int
+    decodes: list[Future[Any]]
+    read: list[tuple[torch.Tensor, tuple[int, int] | None]]
+    draws: Any
+    flips: torch.Tensor
+    engine: list[int]
+    regions: np.ndarray | None = None
+    moved: torch.Tensor | None = None
+
+
 def _one_intra_op_thread() -> None:
     """In each reading thread: torch's CPU ops (packing decoded images) on this thread alone. Without it, every
     reading thread would start a team of intra-op threads as large as the machine, and the teams would fight
@@ -160,6 +176,7 @@ class DeviceImageLoader:
         memory_format: torch.memory_format = torch.channels_last,
         cpu_share: float | str = 0.0,
         stream_priority: int = -1,
+        decode_threads: int = 1,
     ) -> None:
         if decoder not in DECODERS:
             raise UsageError(f"data_decoder {decoder!r}: the device pipeline decodes with one of {', '.join(DECODERS)}")
@@ -179,6 +196,8 @@ class DeviceImageLoader:
             cpu_share = 0.0  # the engines outpace the training (29,000 img/s alone on an H200): the CPU stays free
         self.share = ShareControl(1.0 if decoder == "libjpeg" else cpu_share)
         self.engine_images = 0  # decoded (their crops' regions) by the hardware decoder
+        self.decode_threads, self.stream_priority = max(1, decode_threads), stream_priority
+        self.slots: list[tuple[Any, torch.cuda.Stream | None, ThreadPoolExecutor | None]] = []  # see _slots
         self.region_images = 0  # all the images of the batches whose crops the decoding thread drew
         self.workers = max(1, workers)
         self.pool = ThreadPoolExecutor(
@@ -247,6 +266,7 @@ class DeviceImageLoader:
     def close(self) -> None:
         """Stop the producer and the reading threads (the run is over)."""
         self.close_producer()
+        self.close_slots()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def decoded(self, epoch: int, stop: threading.Event, generator: torch.Generator) -> Iterator[Any]:
@@ -309,59 +329,143 @@ class DeviceImageLoader:
         """With the hardware decoder: the reading threads also parse each header for its size, so that the
         batch's crops are drawn here, before decoding, and the engines decode only the pixels each crop reads
         (with the batch's first `cpu_share`, whole, from libjpeg-turbo). The crops are the ones drawn from the
-        same generator for whole images: `box_draws` gives each image its own row of numbers."""
-        for index, on_cpu, decodes, sized in self._reads(epoch, stop, self._read_sized):
-            n = len(index)
-            self.region_images += n
-            draws = box_draws(n, generator) if self.train else None
-            flips = torch.rand(n, generator=generator) < 0.5 if self.train else torch.zeros(n, dtype=torch.bool)
-            images: list[torch.Tensor | None] = [None] * n
-            boxes = torch.zeros((n, 4), dtype=torch.float64)
-            read = [item for future in sized for item in future.result()]
-            engine = [k for k, (_, size) in enumerate(read) if size is not None]
-            keep: list[Any] = [data for data, _ in read]
-            packed = decoded = None
-            t_nv = time.perf_counter()
-            if engine:
-                rows = [on_cpu + k for k in engine]
-                sizes = torch.tensor([read[k][1] for k in engine], dtype=torch.float64)
-                regions, moved = decode_regions(self._boxes(sizes, draws, rows), sizes)
-                try:
-                    flat, layout = self.hardware.decode(
-                        [read[k][0] for k in engine], regions.numpy(), self.decode_stream
-                    )
-                except NvjpegError:  # a file the headers passed but the engines failed on: this batch by the CPU
-                    engine = []
+        same generator for whole images: `box_draws` gives each image its own row of numbers.
+
+        With `decode_threads` above 1, batch k goes to decoder k mod `decode_threads`, each with its own state,
+        stream and thread, so that one decode's waits (nvjpeg waits on the GPU image by image) overlap the
+        next's; the batches are handed out in order."""
+        slots = self._slots()
+        pending: deque[tuple[_RegionBatch, Future[Any] | None]] = deque()
+        for number, item in enumerate(self._reads(epoch, stop, self._read_sized)):
+            work = self._region_batch(*item, generator)
+            future = None
+            if len(slots) > 1 and work.engine:
+                engine, stream, thread = slots[number % len(slots)]
+                assert thread is not None
+                future = thread.submit(self._engines_decode, work, engine, stream)
+            pending.append((work, future))
+            if len(pending) >= len(slots):
+                yield from self._regions_done(*pending.popleft())
+        while pending and not stop.is_set():
+            yield from self._regions_done(*pending.popleft())
+
+    def _slots(self) -> list[tuple[Any, torch.cuda.Stream | None, ThreadPoolExecutor | None]]:
+        """The hardware decoders: this loader's own, then `decode_threads - 1` more (each its own handle, state,
+        stream and thread), as many as open; with one, it runs in the decoding thread."""
+        if self.slots and self.slots[0][0] is self.hardware:
+            return self.slots
+        self.close_slots()
+        engines = [self.hardware]
+        while len(engines) < self.decode_threads:
+            another = self.hardware.another()
+            if another is None:
+                break
+            engines.append(another)
+        if len(engines) == 1:
+            self.slots = [(self.hardware, self.decode_stream, None)]
+            return self.slots
+        for k, engine in enumerate(engines):
+            stream = self.decode_stream
+            if k > 0 and self.device.type == "cuda":
+                stream = torch.cuda.Stream(self.device, priority=self.stream_priority)
+            thread = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"specbench-decode{k}", initializer=self._decoder_thread_setup
+            )
+            self.slots.append((engine, stream, thread))
+        return self.slots
+
+    def _decoder_thread_setup(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+
+    def close_slots(self) -> None:
+        for _, _, thread in self.slots:
+            if thread is not None:
+                thread.shutdown(wait=True, cancel_futures=True)
+        self.slots = []
+
+    def _region_batch(
+        self,
+        index: np.ndarray,
+        on_cpu: int,
+        decodes: list[Future[Any]],
+        sized: list[Future[Any]],
+        generator: torch.Generator,
+    ) -> _RegionBatch:
+        """A batch read, its crops drawn (in batch order: the same numbers whatever the decoders) and the regions
+        of the images the engines take."""
+        n = len(index)
+        self.region_images += n
+        draws = box_draws(n, generator) if self.train else None
+        flips = torch.rand(n, generator=generator) < 0.5 if self.train else torch.zeros(n, dtype=torch.bool)
+        read = [item for future in sized for item in future.result()]
+        engine = [k for k, (_, size) in enumerate(read) if size is not None]
+        work = _RegionBatch(index, on_cpu, decodes, read, draws, flips, engine)
+        if engine:
+            rows = [on_cpu + k for k in engine]
+            sizes = torch.tensor([read[k][1] for k in engine], dtype=torch.float64)
+            regions, work.moved = decode_regions(self._boxes(sizes, draws, rows), sizes)
+            work.regions = regions.numpy()
+        return work
+
+    def _engines_decode(
+        self, work: _RegionBatch, engine: Any, stream: torch.cuda.Stream | None
+    ) -> tuple[torch.Tensor, np.ndarray, torch.cuda.Event | None]:
+        """One decoder's call for the batch's regions, and an event on its stream once the pixels are there."""
+        flat, layout = engine.decode([work.read[k][0] for k in work.engine], work.regions, stream)
+        decoded = None
+        if stream is not None:
+            decoded = torch.cuda.Event()
+            decoded.record(stream)
+        return flat, layout, decoded
+
+    def _regions_done(self, work: _RegionBatch, future: Future[Any] | None) -> Iterator[Any]:
+        """The batch once its decode is done: what the engines refused decoded whole by the CPU, the CPU's share
+        uploaded, its boxes, handed out; then the share control learns how long each part was waited for."""
+        index, on_cpu, read, draws = work.index, work.on_cpu, work.read, work.draws
+        n = len(index)
+        images: list[torch.Tensor | None] = [None] * n
+        boxes = torch.zeros((n, 4), dtype=torch.float64)
+        keep: list[Any] = [data for data, _ in read]
+        engine, packed, decoded = work.engine, None, None
+        t_nv = time.perf_counter()
+        if engine:
+            try:
+                if future is None:
+                    flat, layout, decoded = self._engines_decode(work, self.hardware, self.decode_stream)
                 else:
-                    boxes[rows] = moved
-                    keep.append(flat)
-                    if self.decode_stream is not None:
-                        decoded = torch.cuda.Event()
-                        decoded.record(self.decode_stream)
-                    self.engine_images += len(engine)
-                    if len(engine) == n:  # the usual case: the batch is already packed in one buffer
-                        packed = (flat, torch.from_numpy(layout))
-                    else:
-                        for k, (offset, h, w, _, pitch, _) in zip(engine, layout.tolist(), strict=True):
-                            rows = flat[offset : offset + h * pitch].view(h, pitch)
-                            images[on_cpu + k] = rows[:, : w * 3].reshape(h, w, 3).permute(2, 0, 1)
-            decoded_by_engines = set(engine)
-            for k, (data, _) in enumerate(read):
-                if k not in decoded_by_engines:  # progressive, CMYK, not a JPEG: the whole image, by the CPU
-                    self.cpu_only.add(int(index[on_cpu + k]))
-                    image = self._decode_cpu(int(index[on_cpu + k]), data)
-                    images[on_cpu + k] = image
-                    hw = torch.tensor([[image.shape[1], image.shape[2]]], dtype=torch.float64)
-                    boxes[on_cpu + k] = self._boxes(hw, draws, [on_cpu + k])[0]
-            t0 = time.perf_counter()
-            uploaded = [image for future in decodes for image in self._upload(*future.result())]
-            t1 = time.perf_counter()
-            if uploaded:
-                hw = torch.tensor([[image.shape[1], image.shape[2]] for image in uploaded], dtype=torch.float64)
-                boxes[:on_cpu] = self._boxes(hw, draws, list(range(on_cpu)))
-                images[:on_cpu] = uploaded
-            yield index, None if packed is not None else images, (boxes, flips, keep, packed, decoded)
-            self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1, nvjpeg_s=t0 - t_nv)
+                    flat, layout, decoded = future.result()
+            except NvjpegError:  # a file the headers passed but the engines failed on: this batch by the CPU
+                engine = []
+            else:
+                rows = [on_cpu + k for k in engine]
+                assert work.moved is not None
+                boxes[rows] = work.moved
+                keep.append(flat)
+                self.engine_images += len(engine)
+                if len(engine) == n:  # the usual case: the batch is already packed in one buffer
+                    packed = (flat, torch.from_numpy(layout))
+                else:
+                    for k, (offset, h, w, _, pitch, _) in zip(engine, layout.tolist(), strict=True):
+                        pixels = flat[offset : offset + h * pitch].view(h, pitch)
+                        images[on_cpu + k] = pixels[:, : w * 3].reshape(h, w, 3).permute(2, 0, 1)
+        decoded_by_engines = set(engine)
+        for k, (data, _) in enumerate(read):
+            if k not in decoded_by_engines:  # progressive, CMYK, not a JPEG: the whole image, by the CPU
+                self.cpu_only.add(int(index[on_cpu + k]))
+                image = self._decode_cpu(int(index[on_cpu + k]), data)
+                images[on_cpu + k] = image
+                hw = torch.tensor([[image.shape[1], image.shape[2]]], dtype=torch.float64)
+                boxes[on_cpu + k] = self._boxes(hw, draws, [on_cpu + k])[0]
+        t0 = time.perf_counter()
+        uploaded = [image for future in work.decodes for image in self._upload(*future.result())]
+        t1 = time.perf_counter()
+        if uploaded:
+            hw = torch.tensor([[image.shape[1], image.shape[2]] for image in uploaded], dtype=torch.float64)
+            boxes[:on_cpu] = self._boxes(hw, draws, list(range(on_cpu)))
+            images[:on_cpu] = uploaded
+        yield index, None if packed is not None else images, (boxes, work.flips, keep, packed, decoded)
+        self.share.update(cpu_wait_s=t1 - t0, handover_s=time.perf_counter() - t1, nvjpeg_s=t0 - t_nv)
 
     def _boxes(self, sizes: torch.Tensor, draws: Any, rows: list[int]) -> torch.Tensor:
         """(N, 4) float64 crop boxes x1 y1 x2 y2 of images of `sizes` (N, 2 height, width), at `rows` of the batch."""

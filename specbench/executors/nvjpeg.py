@@ -128,6 +128,10 @@ class HardwareJpeg:
         except (OSError, AttributeError, NvjpegError):
             return None
 
+    def another(self) -> HardwareJpeg | None:
+        """One more decoder on the same GPU, with its own handle and state (for a second decoding thread)."""
+        return HardwareJpeg.open(self.device, self.max_batch)
+
     @staticmethod
     def _check(call: str, status: int) -> None:
         if status != 0:
