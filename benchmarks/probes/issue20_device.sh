@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The hardware JPEG decoder's checks in one device call, each step's log under $OUT as it runs:
 #   bash benchmarks/probes/issue20_device.sh checks   then, in a second call,
-#   bash benchmarks/probes/issue20_device.sh result   (from the repository root, with OUT set and the
+#   bash benchmarks/probes/issue20_device.sh result [imagenet_input.py options, e.g. --real-set data_decode_threads=2]
+#                                                      (from the repository root, with OUT set and the
 #                                                       project importable: PYTHONPATH=<wheels>:$PWD)
 # checks (at most 9 minutes): the GPU tests of the loader; probe28 (do the engines wait for the work queued
 # on their stream?); probe25 (the loader's hardware path alone, without CUDA_LAUNCH_BLOCKING); probe27 (the
@@ -24,6 +25,7 @@ step probe28 90 python3 -u benchmarks/probes/probe28.py
 step probe25 90 python3 -u benchmarks/probes/probe25.py
 step probe27 240 python3 -u benchmarks/probes/probe27.py
 else
+shift
 step imagenet_input 330 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree \
-    --out "$OUT/imagenet_input_h200.json" --work /tmp/work --no-probe --epochs 4
+    --out "$OUT/imagenet_input_h200.json" --work /tmp/work --no-probe --epochs 4 "$@"
 fi
