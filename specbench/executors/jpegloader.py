@@ -13,11 +13,12 @@ runs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from specbench.executors.crops import (
     decode_regions,
     normalisation,
     packed_planes,
+    random_resized_boxes,
 )
 from specbench.executors.imagenet import Split
 from specbench.executors.nvjpeg import HardwareJpeg, NvjpegError
@@ -77,11 +79,11 @@ class ShareControl:
             return True
         return isinstance(share, (int, float)) and not isinstance(share, bool) and 0.0 <= float(share) <= 1.0
 
-    def __init__(self, share: float | str, start: float = AUTO_START) -> None:
+    def __init__(self, share: float | str) -> None:
         if not self.valid(share):
             raise UsageError(f"data_cpu_share {share!r}: expected auto or a fraction from 0 to 1")
         self.auto = share == "auto"
-        self.value = start if self.auto else float(share)
+        self.value = self.AUTO_START if self.auto else float(share)
         self.batches = 0
         self.total = 0.0
 
@@ -121,15 +123,6 @@ def _packed(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         offset += image.numel()
     pieces.append(torch.zeros(1, dtype=torch.uint8, device=images[0].device))
     return torch.cat(pieces), torch.tensor(rows, dtype=torch.int64)
-
-
-def _views(flat: torch.Tensor, shapes: list[tuple[int, int, int]]) -> list[torch.Tensor]:
-    """(3, H, W) views of (H, W, 3) images packed one after another in `flat`."""
-    out, offset = [], 0
-    for h, w, c in shapes:
-        out.append(flat[offset : offset + h * w * c].view(h, w, c).permute(2, 0, 1))
-        offset += h * w * c
-    return out
 
 
 @dataclass
@@ -335,15 +328,14 @@ class DeviceImageLoader:
         stream and thread, so that one decode's waits (nvjpeg waits on the GPU image by image) overlap the
         next's; the batches are handed out in order."""
         slots = self._slots()
-        pending: deque[tuple[_RegionBatch, Future[Any] | None]] = deque()
+        pending: deque[tuple[_RegionBatch, Callable[[], Any]]] = deque()
         for number, item in enumerate(self._reads(epoch, stop, self._read_sized)):
             work = self._region_batch(*item, generator)
-            future = None
-            if len(slots) > 1 and work.engine:
-                engine, stream, thread = slots[number % len(slots)]
-                assert thread is not None
-                future = thread.submit(self._engines_decode, work, engine, stream)
-            pending.append((work, future))
+            engine, stream, thread = slots[number % len(slots)]
+            if thread is None or not work.engine:  # one decoder: it decodes here, when the batch is finished
+                pending.append((work, functools.partial(self._engines_decode, work, engine, stream)))
+            else:
+                pending.append((work, thread.submit(self._engines_decode, work, engine, stream).result))
             if len(pending) >= len(slots):
                 yield from self._regions_done(*pending.popleft())
         while pending and not stop.is_set():
@@ -419,7 +411,7 @@ class DeviceImageLoader:
             decoded.record(stream)
         return flat, layout, decoded
 
-    def _regions_done(self, work: _RegionBatch, future: Future[Any] | None) -> Iterator[Any]:
+    def _regions_done(self, work: _RegionBatch, decode: Callable[[], Any]) -> Iterator[Any]:
         """The batch once its decode is done: what the engines refused decoded whole by the CPU, the CPU's share
         uploaded, its boxes, handed out; then the share control learns how long each part was waited for."""
         index, on_cpu, read, draws = work.index, work.on_cpu, work.read, work.draws
@@ -431,10 +423,7 @@ class DeviceImageLoader:
         t_nv = time.perf_counter()
         if engine:
             try:
-                if future is None:
-                    flat, layout, decoded = self._engines_decode(work, self.hardware, self.decode_stream)
-                else:
-                    flat, layout, decoded = future.result()
+                flat, layout, decoded = decode()
             except NvjpegError:  # a file the headers passed but the engines failed on: this batch by the CPU
                 engine = []
             else:
@@ -513,7 +502,12 @@ class DeviceImageLoader:
 
     def _upload(self, packed: torch.Tensor, shapes: list[tuple[int, int, int]]) -> list[torch.Tensor]:
         """The packed images on the device, as (3, H, W) views; one asynchronous copy on the loader's stream."""
-        return _views(packed.to(self.device, non_blocking=True), shapes)
+        flat = packed.to(self.device, non_blocking=True)
+        out, offset = [], 0
+        for h, w, c in shapes:
+            out.append(flat[offset : offset + h * w * c].view(h, w, c).permute(2, 0, 1))
+            offset += h * w * c
+        return out
 
     def _metadata(
         self, index: np.ndarray, sizes: torch.Tensor, generator: torch.Generator, drawn: Any = None
@@ -525,8 +519,7 @@ class DeviceImageLoader:
         if drawn is not None:
             boxes, flips = drawn[0], drawn[1].double()
         elif self.train:
-            draws = box_draws(n, generator)
-            boxes = crop_boxes_xyxy(boxes_of_draws(sizes[:, 0], sizes[:, 1], draws))
+            boxes = crop_boxes_xyxy(random_resized_boxes(sizes[:, 0], sizes[:, 1], generator))
             flips = (torch.rand(n, generator=generator) < 0.5).double()
         else:
             boxes = center_boxes(sizes[:, 0], sizes[:, 1], self.geometry.resize, self.geometry.size)
