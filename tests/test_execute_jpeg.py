@@ -83,7 +83,7 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
     assert framework["data_decoder"] == "nvjpeg" and framework["augment_device"] == "cuda"  # type: ignore[index]
     assert framework["num_workers"] == common.workers_per_process()  # type: ignore[index]
     assert framework["data_cpu_share"] == "auto"  # type: ignore[index]
-    assert framework["data_decode_threads"] == 1  # type: ignore[index]
+    assert framework["data_decode_threads"] == 3  # type: ignore[index]  # the default on a GPU
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,8 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
 def test_data_settings_that_cannot_work_fail_before_anything_starts(
     tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    assert main(["execute", SPEC, "--data", str(tree), "--out", str(tmp_path / "a" / "b"), *args]) == 2
+    out = tmp_path / "a" / "b"  # on the CPU, as on a machine without a GPU: pil is the default decoder there
+    assert main(["execute", SPEC, "--data", str(tree), "--device", "cpu", "--out", str(out), *args]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == message
     assert not (tmp_path / "a").exists()
 

@@ -57,7 +57,7 @@ DATA_OPTIONS = {
         "stream and thread) take the batches in turn: 1 to 4",
         (1, 2, 3, 4),
         1,
-        1,
+        3,
     ),
 }
 DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers", "data_cpu_share", "data_decode_threads")

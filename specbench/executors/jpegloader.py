@@ -191,7 +191,7 @@ class DeviceImageLoader:
         self.engine_images = 0  # decoded (their crops' regions) by the hardware decoder
         self.decode_threads, self.stream_priority = max(1, decode_threads), stream_priority
         self.slots: list[tuple[Any, torch.cuda.Stream | None, ThreadPoolExecutor | None]] = []  # see _slots
-        self.region_images = 0  # all the images of the batches whose crops the decoding thread drew
+        self.region_images = 0  # all the images of the batches the decoding thread handed out (engines' or not)
         self.workers = max(1, workers)
         self.pool = ThreadPoolExecutor(
             max_workers=self.workers, thread_name_prefix="specbench-read", initializer=_one_intra_op_thread
@@ -387,7 +387,6 @@ class DeviceImageLoader:
         """A batch read, its crops drawn (in batch order: the same numbers whatever the decoders) and the regions
         of the images the engines take."""
         n = len(index)
-        self.region_images += n
         draws = box_draws(n, generator) if self.train else None
         flips = torch.rand(n, generator=generator) < 0.5 if self.train else torch.zeros(n, dtype=torch.bool)
         read = [item for future in sized for item in future.result()]
@@ -416,6 +415,7 @@ class DeviceImageLoader:
         uploaded, its boxes, handed out; then the share control learns how long each part was waited for."""
         index, on_cpu, read, draws = work.index, work.on_cpu, work.read, work.draws
         n = len(index)
+        self.region_images += n
         images: list[torch.Tensor | None] = [None] * n
         boxes = torch.zeros((n, 4), dtype=torch.float64)
         keep: list[Any] = [data for data, _ in read]
