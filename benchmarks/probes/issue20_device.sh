@@ -4,8 +4,8 @@
 #   bash benchmarks/probes/issue20_device.sh result [imagenet_input.py options, e.g. --real-set data_decode_threads=2]
 #                                                      (from the repository root, with OUT set and the
 #                                                       project importable: PYTHONPATH=<wheels>:$PWD)
-# checks (at most 9 minutes): the GPU tests of the loader; probe28 (do the engines wait for the work queued
-# on their stream?); probe25 (the loader's hardware path alone, without CUDA_LAUNCH_BLOCKING); probe27 (the
+# checks (at most 10 minutes): the GPU tests of the loader; probe28 (do the engines wait for the work queued
+# on their stream?); probe32 (the crop kernels' time per batch); probe25 (the loader's hardware path alone, without CUDA_LAUNCH_BLOCKING); probe27 (the
 # paths alone and fed to graphed training). result (at most 6 minutes): imagenet_input.py, the committed
 # result. A step that fails does not stop the next; each has its own time limit.
 set -u
@@ -20,10 +20,11 @@ step() {
 }
 what=${1:?say checks or result}
 if [ "$what" = checks ]; then
-step pytest 120 python3 -m pytest -q -p no:cacheprovider tests/test_jpeg_loader.py tests/test_crops.py
+step pytest 120 python3 -m pytest -q -p no:cacheprovider tests/test_jpeg_loader.py tests/test_crops.py tests/test_execute_jpeg.py
 step probe28 90 python3 -u benchmarks/probes/probe28.py
+step probe32 60 python3 -u benchmarks/probes/probe32.py --out "$OUT/probe32.json"
 step probe25 90 python3 -u benchmarks/probes/probe25.py
-step probe27 240 python3 -u benchmarks/probes/probe27.py
+step probe27 220 python3 -u benchmarks/probes/probe27.py
 else
 shift
 step imagenet_input 330 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree \
