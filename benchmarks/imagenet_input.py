@@ -43,6 +43,12 @@ SMOKE = TreeSpec(classes=4, train_per_class=16, val_per_class=4, widths=(40, 56)
 SETS = ["precision=bf16", "memory_format=channels_last"]
 
 
+def ensure_tree(root: Path, spec: TreeSpec = FULL) -> tuple[Any, dict[str, Any] | None]:
+    """The tree at `root`, written first where it is missing; and what writing it made (None: it was there)."""
+    made = write_tree(root, spec, default_processes()) if not (root / "train").is_dir() else None
+    return scan_tree(root), made
+
+
 def derived_spec(path: Path, tree: Any, epochs: int, smoke: bool) -> Path:
     """The built-in resnet50 spec with its problem scaled to the tree (counts, budget); all else as shipped."""
     yaml = YAML(typ="safe")
@@ -237,8 +243,7 @@ def main() -> None:
         args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
     t0 = time.perf_counter()
-    made = write_tree(args.tree, tree_spec, default_processes()) if not (args.tree / "train").is_dir() else None
-    tree = scan_tree(args.tree)
+    tree, made = ensure_tree(args.tree, tree_spec)
     generated = {"spec": tree_spec.__dict__, "written": made, "seconds": time.perf_counter() - t0}
     save(tree={**generated, "val_layout": tree.val_layout})
     args.work.mkdir(parents=True, exist_ok=True)

@@ -11,15 +11,9 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, "benchmarks")
 import imagenet_probe as P
 import torch
-from imagenet_input import FULL
+from imagenet_input import ensure_tree
 
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
-
-tree_dir = Path("/tmp/tree")
-if not (tree_dir / "train").is_dir():
-    write_tree(tree_dir, FULL, default_processes())
-tree = scan_tree(tree_dir)
+tree, _ = ensure_tree(Path("/tmp/tree"))
 for patched in (True, False):
     loader = P._loader(tree, 256, 15, 3, stream_priority=-1, cpu_share="auto")
     print("hardware", loader.hardware is not None, "share", loader.share.value, "patched", patched, flush=True)

@@ -16,15 +16,9 @@ sys.path.insert(0, "benchmarks")
 import imagenet_probe as P
 import torch
 import torchvision
-from imagenet_input import FULL, _environment
+from imagenet_input import _environment, ensure_tree
 
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
-
-tree_dir = Path("/tmp/tree")
-if not (tree_dir / "train").is_dir():
-    write_tree(tree_dir, FULL, default_processes())
-tree = scan_tree(tree_dir)
+tree, _ = ensure_tree(Path("/tmp/tree"))
 out = {"environment": _environment("cuda"), "command": "python3 benchmarks/probes/probe27.py"}
 if os.environ.get("TRAIN_STREAM"):  # the training on a stream of its own, not the legacy default stream
     torch.cuda.set_stream(torch.cuda.Stream())

@@ -16,18 +16,13 @@ from pathlib import Path
 warnings.simplefilter("ignore")
 sys.path.insert(0, "benchmarks")
 import torch
-from imagenet_input import FULL, _environment
+from imagenet_input import _environment, ensure_tree
 from torchvision.io import ImageReadMode, decode_jpeg, read_file
 
 from specbench.executors.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
 from specbench.executors.nvjpeg import HardwareJpeg
 
-tree_dir = Path("/tmp/tree")
-if not (tree_dir / "train").is_dir():
-    write_tree(tree_dir, FULL, default_processes())
-tree = scan_tree(tree_dir)
+tree, _ = ensure_tree(Path("/tmp/tree"))
 dev = torch.device("cuda", 0)
 hw = HardwareJpeg.open(dev, 64)
 files = [read_file(tree.train.path(tree.root, i)) for i in range(64)]

@@ -22,18 +22,13 @@ sys.path.insert(0, "benchmarks")
 import numpy as np
 import torch
 import torchvision
-from imagenet_input import FULL, _environment
+from imagenet_input import _environment, ensure_tree
 from torchvision.io import read_file
 
 from specbench.executors.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
 from specbench.executors.nvjpeg import HardwareJpeg
 
-tree_dir = Path("/tmp/tree")
-if not (tree_dir / "train").is_dir():
-    write_tree(tree_dir, FULL, default_processes())
-tree = scan_tree(tree_dir)
+tree, _ = ensure_tree(Path("/tmp/tree"))
 out = {"environment": _environment("cuda"), "command": "python3 benchmarks/probes/probe30.py"}
 
 

@@ -16,18 +16,13 @@ from pathlib import Path
 warnings.simplefilter("ignore")
 sys.path.insert(0, "benchmarks")
 import torch
-from imagenet_input import FULL, _environment, rate, real_run, synthetic_run
+from imagenet_input import _environment, ensure_tree, rate, real_run, synthetic_run
 
 from specbench.executors.common import workers_per_process
 from specbench.executors.datapath import crop_geometry
-from specbench.executors.imagenet import scan_tree
 from specbench.executors.jpegloader import DeviceImageLoader
-from specbench.executors.jpegtree import default_processes, write_tree
 
-tree_dir = Path("/tmp/tree")
-if not (tree_dir / "train").is_dir():
-    write_tree(tree_dir, FULL, default_processes())
-tree = scan_tree(tree_dir)
+tree, _ = ensure_tree(Path("/tmp/tree"))
 runs = sys.argv[1:] or ["data_decode_threads=1", "data_decode_threads=2", "data_decode_threads=2,num_workers=8"]
 out: dict = {"environment": _environment("cuda"), "command": " ".join(["python3 benchmarks/probes/probe31.py", *runs])}
 path = Path(os.environ.get("OUT", "/tmp")) / "probe31.json"
