@@ -29,8 +29,9 @@ import torch
 import torchvision
 from ruamel.yaml import YAML
 
+from specbench.executors import cropkernel
 from specbench.executors.common import workers_per_process
-from specbench.executors.datapath import crop_geometry
+from specbench.executors.datapath import DATA_OPTIONS, crop_geometry
 from specbench.executors.imagedata import imagenet_loaders
 from specbench.executors.imagenet import scan_tree
 from specbench.executors.jpegloader import DeviceImageLoader
@@ -100,7 +101,10 @@ def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, 
     workers = workers_per_process()
     decoder = "nvjpeg" if device == "cuda" else "libjpeg"
     common: dict[str, Any] = {"batch_size": batch, "train": True, "geometry": geometry, "workers": workers, "seed": 1}
-    out: dict[str, Any] = {"workers": workers, "decoder": decoder}
+    kernel = "triton" if cropkernel.available(device) else "torch"  # as `specbench execute` picks them
+    if decoder == "nvjpeg":
+        common.update(kernel=kernel, decode_threads=int(DATA_OPTIONS["data_decode_threads"].default(device) or 1))
+    out: dict[str, Any] = {"workers": workers, "decoder": decoder, "kernel": kernel}
     steps = min(len(tree.train) // batch - 3, 60)
     pipe = DeviceImageLoader(tree.root, tree.train, device=torch.device(device), decoder=decoder, **common)
     keep = {"read": ("_decode_nvjpeg", "assemble"), "read+decode": ("assemble",), "all": ()}
@@ -126,6 +130,12 @@ def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, 
         out["pipeline data_cpu_share=auto img/s"] = rate(auto, steps, device)
         out["pipeline data_cpu_share=auto mean share"] = auto.share.mean
         auto.close()
+        if kernel != "torch":
+            other = DeviceImageLoader(
+                tree.root, tree.train, device=torch.device(device), decoder=decoder, **{**common, "kernel": "torch"}
+            )
+            out["pipeline augment_kernel=torch img/s"] = rate(other, steps, device)
+            other.close()
     train, _ = imagenet_loaders(tree, geometry.size, geometry.resize, batch, workers, 1, pin=device == "cuda")
     out["cpu path (pil) img/s"] = rate(train, min(steps, 30), "cpu")
     return out

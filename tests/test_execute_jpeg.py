@@ -70,6 +70,7 @@ def test_cpu_run_trains_through_data_to_its_target_and_validates(tree: Path, tmp
     framework = meta["layers"]["framework"]  # type: ignore[index]
     assert framework == {**framework, "data_decoder": "pil", "augment_device": "cpu", "num_workers": 0}
     assert "data_cpu_share" not in framework and "data_decode_threads" not in framework  # nvjpeg's alone
+    assert "augment_kernel" not in framework  # augment_device=cuda's alone
     assert result["settings"]["data_decoder"] == "pil"  # type: ignore[index]
 
 
@@ -84,6 +85,7 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
     assert framework["num_workers"] == common.workers_per_process()  # type: ignore[index]
     assert framework["data_cpu_share"] == "auto"  # type: ignore[index]
     assert framework["data_decode_threads"] == 3  # type: ignore[index]  # the default on a GPU
+    assert framework["augment_kernel"] == "triton"  # type: ignore[index]  # torch's CUDA wheels ship Triton
 
 
 @pytest.mark.parametrize(
@@ -104,6 +106,11 @@ def test_cuda_run_decodes_with_nvjpeg_and_augments_on_the_gpu(tree: Path, tmp_pa
             "error: --set data_decode_threads: applies to data_decoder=nvjpeg; this run decodes with pil",
         ),
         (["--set", "data_decode_threads=9"], "error: --set data_decode_threads=9: expected one of 1, 2, 3, 4"),
+        (
+            ["--set", "augment_kernel=triton"],
+            "error: --set augment_kernel: applies to augment_device=cuda; this run augments on the CPU",
+        ),
+        (["--set", "augment_kernel=cuda"], "error: --set augment_kernel=cuda: expected one of triton, torch"),
     ],
 )
 def test_data_settings_that_cannot_work_fail_before_anything_starts(

@@ -4,10 +4,9 @@
 #   bash benchmarks/probes/issue20_device.sh result [imagenet_input.py options, e.g. --real-set data_decode_threads=2]
 #                                                      (from the repository root, with OUT set and the
 #                                                       project importable: PYTHONPATH=<wheels>:$PWD)
-# checks (at most 10 minutes): the GPU tests of the loader; probe28 (do the engines wait for the work queued
-# on their stream?); probe32 (the crop kernels' time per batch); probe25 (the loader's hardware path alone, without CUDA_LAUNCH_BLOCKING); probe27 (the
-# paths alone and fed to graphed training). result (at most 6 minutes): imagenet_input.py, the committed
-# result. A step that fails does not stop the next; each has its own time limit.
+# checks (at most 7 minutes): the GPU tests of the loader and the crop kernel; benchmarks/crop_kernel.py (the
+# fused Triton crops against the torch kernels, per batch); probe32 (the torch kernels' parts). result (at
+# most 6 minutes): imagenet_input.py, the committed result. A step that fails does not stop the next; each has its own time limit.
 set -u
 : "${OUT:?set OUT to the folder for the logs}"
 step() {
@@ -20,11 +19,9 @@ step() {
 }
 what=${1:?say checks or result}
 if [ "$what" = checks ]; then
-step pytest 120 python3 -m pytest -q -p no:cacheprovider tests/test_jpeg_loader.py tests/test_crops.py tests/test_execute_jpeg.py
-step probe28 90 python3 -u benchmarks/probes/probe28.py
+step pytest 240 python3 -m pytest -q -p no:cacheprovider tests/test_crop_kernel.py tests/test_jpeg_loader.py tests/test_crops.py tests/test_execute_jpeg.py
+step crop_kernel 90 python3 -u benchmarks/crop_kernel.py --out "$OUT/crop_kernel_h200.json"
 step probe32 60 python3 -u benchmarks/probes/probe32.py --out "$OUT/probe32.json"
-step probe25 90 python3 -u benchmarks/probes/probe25.py
-step probe27 220 python3 -u benchmarks/probes/probe27.py
 else
 shift
 step imagenet_input 330 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree \

@@ -1,10 +1,11 @@
 """The `--data` image path of the ResNet-50 executor: its options, their checks, and the loaders they pick.
 
-Four settings, recorded in layer 6 (framework) of submission.yaml: `data_decoder` (pil: PIL in
-DataLoader worker processes; libjpeg: torchvision's libjpeg-turbo decoder in threads; nvjpeg: the
-GPU's decoder through torchvision), `augment_device` (cpu: per image in the workers, or batched on the
-CPU; cuda: batched kernels on the GPU), `num_workers` (processes or reading threads) and, with nvjpeg,
-`data_cpu_share` (the share of each batch that libjpeg-turbo decodes in the reading threads beside it).
+Settings recorded in layer 6 (framework) of submission.yaml: `data_decoder` (pil: PIL in DataLoader
+worker processes; libjpeg: torchvision's libjpeg-turbo decoder in threads; nvjpeg: the GPU's decoder),
+`augment_device` (cpu: per image in the workers, or batched on the CPU; cuda: batched kernels on the
+GPU), with cuda `augment_kernel` (triton: one fused kernel, cropkernel.py; torch: crops.py's kernels),
+`num_workers` (processes or reading threads) and, with nvjpeg, `data_cpu_share` (the share of each batch
+that libjpeg-turbo decodes in the reading threads beside it) and `data_decode_threads`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import torch
 
 from specbench.errors import UsageError
+from specbench.executors import cropkernel
 from specbench.executors.common import memory_format
 from specbench.executors.config import Option, RunConfig
 from specbench.executors.context import RunContext
@@ -59,8 +61,24 @@ DATA_OPTIONS = {
         1,
         3,
     ),
+    "augment_kernel": Option(
+        "augment_kernel",
+        "framework",
+        "with augment_device=cuda, the kernels that crop, flip and normalise a batch: triton (one fused kernel "
+        "from the decoded pixels) or torch (float planes of the batch, roi_align, then the rest)",
+        ("triton", "torch"),
+        None,
+        "triton",
+    ),
 }
-DATA_SETTINGS = ("data_decoder", "augment_device", "num_workers", "data_cpu_share", "data_decode_threads")
+DATA_SETTINGS = (
+    "data_decoder",
+    "augment_device",
+    "augment_kernel",
+    "num_workers",
+    "data_cpu_share",
+    "data_decode_threads",
+)
 NVJPEG_ONLY = ("data_cpu_share", "data_decode_threads")
 VALID = {("pil", "cpu"), ("libjpeg", "cpu"), ("libjpeg", "cuda"), ("nvjpeg", "cuda")}
 
@@ -88,6 +106,17 @@ def check_data_settings(resolved: ResolvedSpec, config: RunConfig) -> None:
             config.settings.pop(name, None)
     elif not ShareControl.valid(share):
         raise UsageError(f"--set data_cpu_share={share}: expected auto or a fraction from 0 to 1")
+    if pair[1] != "cuda":
+        if "augment_kernel" in config.overrides:
+            raise UsageError("--set augment_kernel: applies to augment_device=cuda; this run augments on the CPU")
+        config.settings.pop("augment_kernel", None)
+    elif config.settings.get("augment_kernel") == "triton" and not cropkernel.available("cuda"):
+        if "augment_kernel" in config.overrides:
+            raise UsageError(
+                "--set augment_kernel=triton: Triton is not installed here (torch's CUDA wheels ship it); "
+                "--set augment_kernel=torch runs the same crops in torch's kernels"
+            )
+        config.settings["augment_kernel"] = "torch"  # what runs is what is recorded
     if pair[1] == "cuda" and not torch.cuda.is_available():
         raise UsageError(
             f"augment_device=cuda (data_decoder={pair[0]}) needs a CUDA GPU, and torch sees none here; "
@@ -130,6 +159,7 @@ def image_loaders(ctx: RunContext, batch_size: int) -> tuple[Any, Any]:
         "memory_format": memory_format(ctx),
         "cpu_share": ctx.settings.get("data_cpu_share", "auto") if decoder == "nvjpeg" else 0.0,
         "decode_threads": int(ctx.settings.get("data_decode_threads") or 1) if decoder == "nvjpeg" else 1,
+        "kernel": str(ctx.settings.get("augment_kernel") or "torch") if where == "cuda" else "torch",
     }
     train = DeviceImageLoader(tree.root, tree.train, batch_size=batch_size, train=True, **common)
     val = DeviceImageLoader(tree.root, tree.val, batch_size=batch_size, train=False, **common)

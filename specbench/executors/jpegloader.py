@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from specbench.errors import UsageError
+from specbench.executors import cropkernel
 from specbench.executors.crops import (
     box_draws,
     boxes_of_draws,
@@ -47,6 +48,7 @@ from specbench.executors.stages import End, Producer, StageWork
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 DECODERS = ("nvjpeg", "libjpeg")
+KERNELS = ("torch", "triton")
 Batch = tuple[torch.Tensor, torch.Tensor, Any]
 
 
@@ -170,16 +172,22 @@ class DeviceImageLoader:
         cpu_share: float | str = 0.0,
         stream_priority: int = -1,
         decode_threads: int = 1,
+        kernel: str = "torch",
     ) -> None:
         if decoder not in DECODERS:
             raise UsageError(f"data_decoder {decoder!r}: the device pipeline decodes with one of {', '.join(DECODERS)}")
         if decoder == "nvjpeg" and device.type != "cuda":
             raise UsageError(f"data_decoder nvjpeg decodes on a CUDA device; this run's device is {device.type}")
+        if kernel not in KERNELS:
+            raise UsageError(f"augment_kernel {kernel!r}: expected one of {', '.join(KERNELS)}")
+        if kernel == "triton" and not cropkernel.available(device):
+            raise UsageError(f"augment_kernel triton runs on a CUDA device with Triton installed; this is {device}")
         if device.type == "cuda" and device.index is None:
             device = torch.device("cuda", torch.cuda.current_device())
         self.root, self.split, self.batch_size, self.train = root, split, batch_size, train
         self.geometry, self.device, self.decoder, self.seed = geometry, device, decoder, seed
         self.rank, self.world, self.depth, self.memory_format = rank, world, depth, memory_format
+        self.kernel = kernel
         self.stream = torch.cuda.Stream(device, priority=stream_priority) if device.type == "cuda" else None
         # the decoders' own stream (see _torchvision_nvjpeg, HardwareJpeg.decode): their outputs are allocated on
         # it, and waiting for the last decode never waits for the crops' kernels on `stream`
@@ -553,8 +561,10 @@ class DeviceImageLoader:
         meta = self._metadata(index, sizes, generator, drawn)
         rows_all = self._to_device(layout)
         n, size = len(index), self.geometry.size
-        groups = canvas_groups(sizes)
         out = torch.empty((n, 3, size, size), device=self.device).contiguous(memory_format=self.memory_format)
+        groups = [] if self.kernel == "triton" else canvas_groups(sizes)
+        if self.kernel == "triton":  # every crop straight from the packed pixels, in one kernel
+            cropkernel.fused_crops(flat, rows_all, meta[:, 2:6], meta[:, 6], self.norm, out)
         for group in groups:
             chosen = None if len(groups) == 1 else self._to_device(torch.tensor(group))
             rows = meta if chosen is None else meta[chosen]
