@@ -217,7 +217,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", type=Path, required=True, help="where the JPEG tree is (written if missing)")
     parser.add_argument("--out", type=Path, required=True, help="JSON file for the results")
-    parser.add_argument("--work", type=Path, required=True, help="folder for the spec and the submissions")
+    parser.add_argument(
+        "--work", type=Path, required=True, help="folder for the spec and the submissions (a new subfolder per call)"
+    )
     parser.add_argument("--epochs", type=int, default=4, help="training budget of the real run (epochs)")
     parser.add_argument("--smoke", action="store_true", help="a tiny tree and the CPU, to check the script")
     parser.add_argument("--no-probe", dest="probe", action="store_false", help="skip the in-process probe")
@@ -256,7 +258,11 @@ def main() -> None:
     tree, made = ensure_tree(args.tree, tree_spec)
     generated = {"spec": tree_spec.__dict__, "written": made, "seconds": time.perf_counter() - t0}
     save(tree={**generated, "val_layout": tree.val_layout})
-    args.work.mkdir(parents=True, exist_ok=True)
+    # a folder of this call's own: `specbench execute` resumes a submission folder, and would hand back the
+    # results of an earlier call that used the same --work
+    work = args.work / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    work.mkdir(parents=True, exist_ok=False)
+    report["work"] = str(work)
     alone = loaders_alone(tree, 16 if args.smoke else 256, device, args.smoke)
     if not args.smoke and args.probe:
         from imagenet_probe import probe
@@ -264,10 +270,10 @@ def main() -> None:
         alone["in-process probe"] = probe(tree, 256, sorted({8, workers_per_process()}), [2, 4])
     _show(alone)
     save(loaders_alone=alone)
-    synthetic = synthetic_run(args.work, device, args.smoke, args.compile_mode)
+    synthetic = synthetic_run(work, device, args.smoke, args.compile_mode)
     save(synthetic=synthetic)
     epochs = 2 if args.smoke else args.epochs
-    real = real_run(args.work, tree, epochs, device, args.smoke, args.compile_mode, args.real_set)
+    real = real_run(work, tree, epochs, device, args.smoke, args.compile_mode, args.real_set)
     ratio = real["images_per_s"] / synthetic["images_per_s"]
     for name, row in (("synthetic (caraml-resnet50)", synthetic), ("real --data (epochs 2..)", real)):
         j = row["j_per_image"]

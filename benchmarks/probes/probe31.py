@@ -26,6 +26,7 @@ tree, _ = ensure_tree(Path("/tmp/tree"))
 runs = sys.argv[1:] or ["data_decode_threads=1", "data_decode_threads=2", "data_decode_threads=2,num_workers=8"]
 out: dict = {"environment": _environment("cuda"), "command": " ".join(["python3 benchmarks/probes/probe31.py", *runs])}
 path = Path(os.environ.get("OUT", "/tmp")) / "probe31.json"
+STAMP = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # `specbench execute` resumes a folder it finds
 
 
 def save(key: str, value: object) -> None:
@@ -64,14 +65,14 @@ for threads in (1, 2, 3):
     except Exception:
         save(f"loader alone, decode_threads={threads}", traceback.format_exc())
 try:
-    synthetic = synthetic_run(Path("/tmp/work31/synthetic"), "cuda", False, "reduce-overhead")
+    synthetic = synthetic_run(Path(f"/tmp/work31-{STAMP}/synthetic"), "cuda", False, "reduce-overhead")
     save("synthetic", synthetic)
 except (Exception, SystemExit):
     save("synthetic", traceback.format_exc())
     synthetic = None
 for number, run in enumerate(runs):
     sets = run.split(",")
-    work = Path(f"/tmp/work31/real{number}")
+    work = Path(f"/tmp/work31-{STAMP}/real{number}")
     work.mkdir(parents=True, exist_ok=True)
     try:
         real = real_run(work, tree, 4, "cuda", False, "reduce-overhead", sets)

@@ -97,9 +97,9 @@ if triton is not None:
         acc_b = tl.zeros((BLOCK,), tl.float32)
         acc_m = tl.zeros((BLOCK,), tl.float32)
         for iy in range(0, grid_h):
-            y = start_h + ph.to(tl.float32) * bin_h + (iy + 0.5) * bin_h / grid_h.to(tl.float32)
+            y = start_h + ph.to(tl.float32) * bin_h + tl.math.div_rn((iy + 0.5) * bin_h, grid_h.to(tl.float32))
             for ix in range(0, grid_w):
-                x = start_w + src_w.to(tl.float32) * bin_w + (ix + 0.5) * bin_w / grid_w.to(tl.float32)
+                x = start_w + src_w.to(tl.float32) * bin_w + tl.math.div_rn((ix + 0.5) * bin_w, grid_w.to(tl.float32))
                 # torchvision's bilinear_interpolate (roi_align_kernel.cu), branch for branch
                 empty = (y < -1.0) | (y > height.to(tl.float32)) | (x < -1.0) | (x > width.to(tl.float32))
                 yc = tl.maximum(y, 0.0)
@@ -128,11 +128,14 @@ if triton is not None:
                 acc_b += b1 + b2 + b3 + b4
                 acc_m += m1 + m2 + m3 + m4
         count = tl.maximum(grid_h * grid_w, 1).to(tl.float32)
-        ones = tl.maximum(acc_m / count, 1e-6)
+        ones = tl.maximum(tl.math.div_rn(acc_m, count), 1e-6)
         out = out_ptr + n * out_sn + ph * out_sy + pw * out_sx
-        tl.store(out, tl.load(norm_ptr + 3) + (acc_r / count) / ones * tl.load(norm_ptr), mask=valid)
-        tl.store(out + out_sc, tl.load(norm_ptr + 4) + (acc_g / count) / ones * tl.load(norm_ptr + 1), mask=valid)
-        tl.store(out + 2 * out_sc, tl.load(norm_ptr + 5) + (acc_b / count) / ones * tl.load(norm_ptr + 2), mask=valid)
+        r = tl.math.div_rn(tl.math.div_rn(acc_r, count), ones)
+        g = tl.math.div_rn(tl.math.div_rn(acc_g, count), ones)
+        b = tl.math.div_rn(tl.math.div_rn(acc_b, count), ones)
+        tl.store(out, tl.load(norm_ptr + 3) + r * tl.load(norm_ptr), mask=valid)
+        tl.store(out + out_sc, tl.load(norm_ptr + 4) + g * tl.load(norm_ptr + 1), mask=valid)
+        tl.store(out + 2 * out_sc, tl.load(norm_ptr + 5) + b * tl.load(norm_ptr + 2), mask=valid)
 
 
 def fused_crops(
