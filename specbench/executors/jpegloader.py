@@ -3,8 +3,8 @@
 Threads read the files of the next batches in chunks (torchvision's `read_file`, which leaves the
 GIL) and decode a share of each batch with libjpeg-turbo (`data_cpu_share`, balanced batch by batch
 by `ShareControl`); a decoding thread decodes the rest in one nvjpeg call (`torchvision.io.decode_jpeg`
-on CUDA); an assembling thread packs the batch into one buffer and crops, flips and normalises it with
-the batched kernels of `crops.py` on the loader's own CUDA stream, without a host sync, and queues it a
+on CUDA); an assembling thread packs the batch into one buffer and crops, flips and normalises it in
+one Triton kernel (`cropkernel.py`) or with the batched kernels of `crops.py` on the loader's own CUDA stream, without a host sync, and queues it a
 few batches ahead (stages.py); the training thread waits on the batch's event, never on the host. Once
 an epoch has been handed out, the next one starts, so its first batches are ready while the evaluation
 runs.
@@ -547,7 +547,8 @@ class DeviceImageLoader:
         self, index: np.ndarray, images: list[torch.Tensor] | None, generator: torch.Generator, drawn: Any = None
     ) -> Batch:
         """Assembling thread: the batch's images packed into one buffer (one copy), every crop of the batch in
-        one roi_align per canvas group, with a fixed number of kernels and no host sync. `drawn`: the boxes,
+        one fused kernel (`kernel` triton) or one roi_align per canvas group (torch), with a fixed number of
+        kernels and no host sync. `drawn`: the boxes,
         flips, buffers to keep, packed images and decoding event of a batch whose crops the decoding thread drew."""
         if drawn is not None and drawn[4] is not None:
             assert self.stream is not None
