@@ -140,32 +140,23 @@ def test_without_the_interpreter_the_kernel_needs_a_cuda_device(tmp_path: Path) 
     from specbench.executors.imagenet import scan_tree
 
     tree = scan_tree(tmp_path)
-    with pytest.raises(UsageError, match="augment_kernel triton runs on a CUDA device"):
-        DeviceImageLoader(
-            tree.root,
-            tree.train,
-            batch_size=2,
-            train=True,
-            geometry=Geometry(32, 37),
-            device=torch.device("cpu"),
-            decoder="libjpeg",
-            workers=1,
-            seed=1,
-            kernel="triton",
-        )
-    with pytest.raises(UsageError, match="augment_kernel 'cuda'"):
-        DeviceImageLoader(
-            tree.root,
-            tree.train,
-            batch_size=2,
-            train=True,
-            geometry=Geometry(32, 37),
-            device=torch.device("cpu"),
-            decoder="libjpeg",
-            workers=1,
-            seed=1,
-            kernel="cuda",
-        )
+    for kernel, message in (
+        ("triton", "augment_kernel triton runs on a CUDA device"),
+        ("cuda", "augment_kernel 'cuda'"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            DeviceImageLoader(
+                tree.root,
+                tree.train,
+                batch_size=2,
+                train=True,
+                geometry=Geometry(32, 37),
+                device=torch.device("cpu"),
+                decoder="libjpeg",
+                workers=1,
+                seed=1,
+                kernel=kernel,
+            )
 
 
 @pytest.mark.gpu
