@@ -12,6 +12,7 @@ pytest.importorskip("torchvision")
 pytest.importorskip("mlperf_logging")
 
 from specbench.cli import main  # noqa: E402
+from specbench.errors import UsageError  # noqa: E402
 from specbench.executors import common  # noqa: E402
 from specbench.executors.common import WorkersOption  # noqa: E402
 from specbench.executors.config import build_configs  # noqa: E402
@@ -155,3 +156,18 @@ def test_workers_default_to_the_cores_per_process(monkeypatch: pytest.MonkeyPatc
     assert option.default("cuda") == 3
     monkeypatch.setattr(common.os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert option.default("cuda") == 1
+
+
+def test_a_gpu_run_without_triton_crops_with_torchs_kernels_and_records_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specbench.executors import cropkernel
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU machine, as the settings see it
+    monkeypatch.setattr(cropkernel, "available", lambda device: False)
+    resolved = resolve(load_spec(SPEC), "smoke")
+    (config,) = build_configs(resolved, EXECUTOR.options, [], "cuda", EXECUTOR.defaults)
+    assert config.settings["augment_kernel"] == "triton"  # the GPU default, before the check
+    EXECUTOR.check_config(resolved, config)
+    assert config.layers()["framework"]["augment_kernel"] == "torch"  # what runs is what is recorded
+    (asked,) = build_configs(resolved, EXECUTOR.options, ["augment_kernel=triton"], "cuda", EXECUTOR.defaults)
+    with pytest.raises(UsageError, match="--set augment_kernel=triton: Triton is not installed here"):
+        EXECUTOR.check_config(resolved, asked)
