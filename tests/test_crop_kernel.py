@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ pytest.importorskip("triton")
 
 from specbench.errors import UsageError  # noqa: E402
 from specbench.executors import cropkernel  # noqa: E402
+from specbench.executors.imagenet import ImageTree, scan_tree  # noqa: E402
 from specbench.executors.jpegloader import DeviceImageLoader, Geometry  # noqa: E402
 from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
 
@@ -104,6 +106,21 @@ print(json.dumps(report))
 """
 
 
+def device_loader(tree: ImageTree, train: bool, device: str, decoder: str, kernel: str, **kw: Any) -> DeviceImageLoader:
+    split = tree.train if train else tree.val
+    options: dict[str, Any] = {"batch_size": 4, "workers": 2, "seed": 3, **kw}
+    return DeviceImageLoader(
+        tree.root,
+        split,
+        train=train,
+        geometry=Geometry(32, 37),
+        device=torch.device(device),
+        decoder=decoder,
+        kernel=kernel,
+        **options,
+    )
+
+
 def interpreted(script: str, *args: str) -> dict[str, object]:
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=600)
@@ -137,26 +154,13 @@ def test_without_the_interpreter_the_kernel_needs_a_cuda_device(tmp_path: Path) 
         pytest.skip("this process runs Triton's interpreter")
     assert not cropkernel.available("cpu")
     write_tree(tmp_path, TreeSpec(classes=2, train_per_class=4, val_per_class=2, widths=(40, 41), heights=(30, 31)))
-    from specbench.executors.imagenet import scan_tree
-
     tree = scan_tree(tmp_path)
     for kernel, message in (
         ("triton", "augment_kernel triton runs on a CUDA device"),
         ("cuda", "augment_kernel 'cuda'"),
     ):
         with pytest.raises(UsageError, match=message):
-            DeviceImageLoader(
-                tree.root,
-                tree.train,
-                batch_size=2,
-                train=True,
-                geometry=Geometry(32, 37),
-                device=torch.device("cpu"),
-                decoder="libjpeg",
-                workers=1,
-                seed=1,
-                kernel=kernel,
-            )
+            device_loader(tree, True, "cpu", "libjpeg", kernel, batch_size=2, workers=1)
 
 
 @pytest.mark.gpu
@@ -176,23 +180,10 @@ def test_the_kernel_gives_the_torch_kernels_crops_on_cuda() -> None:
 def test_the_hardware_path_gives_the_same_batches_with_either_kernel(tmp_path: Path, train: bool) -> None:
     spec = TreeSpec(classes=3, train_per_class=8, val_per_class=4, widths=(60, 90), heights=(50, 80), flat_val=True)
     write_tree(tmp_path, spec)
-    from specbench.executors.imagenet import scan_tree
-
     tree = scan_tree(tmp_path)
     batches = {}
     for kernel in ("torch", "triton"):
-        loader = DeviceImageLoader(
-            tree.root,
-            tree.train if train else tree.val,
-            batch_size=4,
-            train=train,
-            geometry=Geometry(32, 37),
-            device=torch.device("cuda"),
-            decoder="nvjpeg",
-            workers=2,
-            seed=3,
-            kernel=kernel,
-        )
+        loader = device_loader(tree, train, "cuda", "nvjpeg", kernel)
         try:
             batches[kernel] = [(x.cpu(), y.cpu()) for x, y in loader.epoch(1)]
             assert loader.hardware is None or loader.engine_images > 0

@@ -152,6 +152,8 @@ def fused_crops(
     on the same device), mirrored where `flips` (N) is set; as `packed_planes` then `crops_of_planes` give
     them. `norm` comes from `crops.normalisation`. No host sync: the per-image numbers are computed on the
     device, in float32 as roi_align computes them."""
+    if triton is None:
+        raise RuntimeError("the Triton crop kernel needs triton (torch's CUDA wheels ship it)")
     n, size = out.shape[0], out.shape[-1]
     if n == 0:
         return out
@@ -170,8 +172,6 @@ def fused_crops(
     scale, shift = norm
     packed_norm = torch.cat([scale.reshape(3), shift.reshape(3)]).to(device=device, dtype=torch.float32)
     sn, sc, sy, sx = out.stride()
-    if triton is None:
-        raise RuntimeError("the Triton crop kernel needs triton (torch's CUDA wheels ship it)")
     _crops_kernel[(n, -(-size * size // BLOCK))](
         flat, layout.contiguous(), params, grids, packed_norm, out, sn, sc, sy, sx, SIZE=size, BLOCK=BLOCK
     )

@@ -4,8 +4,8 @@ Threads read the files of the next batches in chunks (torchvision's `read_file`,
 GIL) and decode a share of each batch with libjpeg-turbo (`data_cpu_share`, balanced batch by batch
 by `ShareControl`); a decoding thread decodes the rest in one nvjpeg call (`torchvision.io.decode_jpeg`
 on CUDA); an assembling thread packs the batch into one buffer and crops, flips and normalises it in
-one Triton kernel (`cropkernel.py`) or with the batched kernels of `crops.py` on the loader's own CUDA stream, without a host sync, and queues it a
-few batches ahead (stages.py); the training thread waits on the batch's event, never on the host. Once
+one Triton kernel (`cropkernel.py`) or with the batched kernels of `crops.py`, on the loader's own CUDA
+stream, without a host sync, and queues it a few batches ahead (stages.py); the training thread waits on the batch's event, never on the host. Once
 an epoch has been handed out, the next one starts, so its first batches are ready while the evaluation
 runs.
 """
@@ -548,8 +548,8 @@ class DeviceImageLoader:
     ) -> Batch:
         """Assembling thread: the batch's images packed into one buffer (one copy), every crop of the batch in
         one fused kernel (`kernel` triton) or one roi_align per canvas group (torch), with a fixed number of
-        kernels and no host sync. `drawn`: the boxes,
-        flips, buffers to keep, packed images and decoding event of a batch whose crops the decoding thread drew."""
+        kernels and no host sync. `drawn`: the boxes, flips, buffers to keep, packed images and decoding event
+        of a batch whose crops the decoding thread drew."""
         if drawn is not None and drawn[4] is not None:
             assert self.stream is not None
             self.stream.wait_event(drawn[4])  # the engines' pixels, written on the decoders' stream
@@ -563,22 +563,10 @@ class DeviceImageLoader:
         rows_all = self._to_device(layout)
         n, size = len(index), self.geometry.size
         out = torch.empty((n, 3, size, size), device=self.device).contiguous(memory_format=self.memory_format)
-        groups = [] if self.kernel == "triton" else canvas_groups(sizes)
         if self.kernel == "triton":  # every crop straight from the packed pixels, in one kernel
             cropkernel.fused_crops(flat, rows_all, meta[:, 2:6], meta[:, 6], self.norm, out)
-        for group in groups:
-            chosen = None if len(groups) == 1 else self._to_device(torch.tensor(group))
-            rows = meta if chosen is None else meta[chosen]
-            # one row and column of padding beyond the largest image: every image's right and bottom edges then
-            # meet padding (never roi_align's clamping at the canvas edge), so that an image's crop does not
-            # depend on the batch it came with, nor on whether only its crop's region was decoded
-            height, width = (int(v) + 1 for v in sizes[group].max(dim=0).values)
-            planes = packed_planes(flat, rows_all if chosen is None else rows_all[chosen], height, width)
-            crops = crops_of_planes(planes, rows[:, 2:6], size, self.norm, rows[:, 6] > 0.5)
-            if chosen is None:
-                out.copy_(crops)
-            else:
-                out[chosen] = crops
+        else:
+            self._torch_crops(flat, rows_all, sizes, meta, out)
         labels = meta[:, 7].long()
         event = None
         if self.stream is not None:
@@ -587,6 +575,25 @@ class DeviceImageLoader:
             self._retire(event, [*(images or []), flat, *self.staged, *(drawn[2] if drawn is not None else [])])
         self.staged = []
         return out, labels, event
+
+    def _torch_crops(
+        self, flat: torch.Tensor, rows_all: torch.Tensor, sizes: torch.Tensor, meta: torch.Tensor, out: torch.Tensor
+    ) -> None:
+        """`out` filled with crops.py's kernels: float planes per canvas group, one roi_align each, flip, normalise."""
+        groups = canvas_groups(sizes)
+        for group in groups:
+            chosen = None if len(groups) == 1 else self._to_device(torch.tensor(group))
+            rows = meta if chosen is None else meta[chosen]
+            # one row and column of padding beyond the largest image: every image's right and bottom edges then
+            # meet padding (never roi_align's clamping at the canvas edge), so that an image's crop does not
+            # depend on the batch it came with, nor on whether only its crop's region was decoded
+            height, width = (int(v) + 1 for v in sizes[group].max(dim=0).values)
+            planes = packed_planes(flat, rows_all if chosen is None else rows_all[chosen], height, width)
+            crops = crops_of_planes(planes, rows[:, 2:6], out.shape[-1], self.norm, rows[:, 6] > 0.5)
+            if chosen is None:
+                out.copy_(crops)
+            else:
+                out[chosen] = crops
 
     def _retire(self, event: torch.cuda.Event, images: list[torch.Tensor]) -> None:
         """Keep decoded images alive until the kernels reading them are done: the decoders allocate their next
