@@ -23,9 +23,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent / "probes"))
 from probe32 import batch
 
-from specbench.executors import cropkernel
-from specbench.executors.crops import crops_of_planes, normalisation, packed_planes
-from specbench.executors.jpegloader import IMAGENET_MEAN, IMAGENET_STD
+from specbench.data import cropkernel
+from specbench.data.crops import crops_of_planes, normalisation, packed_planes
+from specbench.data.jpegloader import IMAGENET_MEAN, IMAGENET_STD
 
 
 def torch_path(flat: Any, layout: Any, height: int, width: int, boxes: Any, flips: Any, norm: Any, out: Any) -> None:

@@ -2,7 +2,7 @@
 
 (a) a hand-written loop over specbench's DeepLabV3Plus (16 x 768 x 1152 generated fields, 3 classes,
 class-weighted cross entropy, fused AdamW, bf16 autocast, channels_last), eager and torch.compile;
-(b) the extreme-weather executor's own training step (`specbench.executors.extreme_weather._step`)
+(b) the extreme-weather executor's own training step (`specbench.workloads.extreme_weather.executor._step`)
 on the same model and data, eager. Energy is NVML's counter read at each timed window's edges
 (after a device synchronize). Prints samples/s, J/sample, TFLOP/s and the ratio (b) / (a, eager);
 writes a JSON with date, device, driver, torch version and command.
@@ -24,10 +24,10 @@ import torch
 import torch.nn.functional as F
 from gpu_env import environment, nvml_energy_j
 
-from specbench.executors.climate import generate_arrays, normalise
-from specbench.executors.deeplab import DeepLabV3Plus
-from specbench.executors.extreme_weather import State, _step, class_weights
+from specbench.data.climate import generate_arrays, normalise
 from specbench.spec.loader import load_spec
+from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus
+from specbench.workloads.extreme_weather.executor import State, _step, class_weights
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -169,7 +169,7 @@ def main() -> None:
             "precision": "bf16 autocast",
             "memory_format": "channels_last",
             "optimizer": "AdamW (fused), class-weighted cross entropy",
-            "data": "one batch of generated CAM5-layout fields (specbench.executors.climate), resident on the GPU",
+            "data": "one batch of generated CAM5-layout fields (specbench.data.climate), resident on the GPU",
             "energy": "NVML total energy counter of GPU 0 at the timed window's edges",
         },
         "rows": rows,

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specbench.validator.fuzz import FuzzReport, fuzz  # noqa: E402
+from specbench.scoring.fuzz import FuzzReport, fuzz  # noqa: E402
 
 
 def _chunk(args: tuple[list[str], int, int, int]) -> FuzzReport:

@@ -1,6 +1,6 @@
 """ResNet-50 on ImageNet-format JPEGs against the same executor on synthetic data, in one call.
 
-Generates an ImageNet-format tree on this machine (specbench.executors.jpegtree: ImageNet's typical sizes,
+Generates an ImageNet-format tree on this machine (specbench.data.jpegtree: ImageNet's typical sizes,
 about 96 KB per JPEG, flat val/ with LOC_val_solution.csv, labels independent of the pixels so that the
 run trains its whole budget), then measures (a) the loaders alone: the GPU pipeline (read, read + nvjpeg,
 everything) and the CPU path (PIL in DataLoader workers); (b) `specbench execute caraml-resnet50` on
@@ -29,15 +29,15 @@ import torch
 import torchvision
 from ruamel.yaml import YAML
 
-from specbench.executors import cropkernel
-from specbench.executors.common import workers_per_process
-from specbench.executors.datapath import DATA_OPTIONS, crop_geometry
-from specbench.executors.imagedata import imagenet_loaders
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegloader import DeviceImageLoader
-from specbench.executors.jpegtree import TreeSpec, default_processes, write_tree
+from specbench.data import cropkernel
+from specbench.data.imagedata import imagenet_loaders
+from specbench.data.imagenet import scan_tree
+from specbench.data.jpegloader import DeviceImageLoader
+from specbench.data.jpegtree import TreeSpec, default_processes, write_tree
 from specbench.power.trace import read_trace
 from specbench.spec import builtin
+from specbench.workloads.conv import workers_per_process
+from specbench.workloads.resnet50.datapath import DATA_OPTIONS, crop_geometry
 
 FULL = TreeSpec(classes=128, train_per_class=200, val_per_class=4, flat_val=True, learnable=False)
 SMOKE = TreeSpec(classes=4, train_per_class=16, val_per_class=4, widths=(40, 56), heights=(32, 44), flat_val=True)

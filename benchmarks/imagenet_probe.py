@@ -13,8 +13,8 @@ from typing import Any
 import torch
 import torchvision
 
-from specbench.executors.datapath import crop_geometry
-from specbench.executors.jpegloader import DeviceImageLoader
+from specbench.data.jpegloader import DeviceImageLoader
+from specbench.workloads.resnet50.datapath import crop_geometry
 
 
 def _model(batch: int) -> tuple[Any, Any]:

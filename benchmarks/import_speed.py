@@ -31,10 +31,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from specbench.formats.mllog import parse_log
 from specbench.mlperf import import_results
 from specbench.mlperf.check import check_log
 from specbench.mlperf.source import ROUND
-from specbench.validator.mllog import parse_log
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "mlperf-training"

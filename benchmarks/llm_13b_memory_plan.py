@@ -28,8 +28,8 @@ from gpu_env import environment
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from specbench.executors.llm_gpt import Plan, build_model, build_optimizer, output_loss
-from specbench.scoring.flops import GptShape, gpt_train_flops_per_token
+from specbench.accounting.flops import GptShape, gpt_train_flops_per_token
+from specbench.workloads.llm_gpt.executor import Plan, build_model, build_optimizer, output_loss
 
 HIDDEN, LAYERS, HEADS, SEQUENCE, VOCAB, PADDED = 5120, 40, 32, 2048, 50257, 50304
 FLOPS_PER_TOKEN_13B = 82090567680  # specs/llm-gpt.yaml, variant 13B (model FLOPs, no recompute credit)
@@ -38,7 +38,7 @@ GIB = 2**30
 
 
 def model_flops_per_token(layers: int) -> float:
-    """The spec's 13B count (specbench.scoring.flops) for a model of `layers` of its blocks."""
+    """The spec's 13B count (specbench.accounting.flops) for a model of `layers` of its blocks."""
     return gpt_train_flops_per_token(GptShape(HIDDEN, layers, HEADS, SEQUENCE, VOCAB))
 
 

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from gpu_env import environment, nvml_energy_j
 
 HIDDEN, LAYERS, HEADS, SEQUENCE, VOCAB = 2048, 16, 8, 2048, 50257
-FLOPS_PER_TOKEN = 6257283072  # specs/llm-gpt.yaml, variant 800M (specbench.scoring.flops.gpt_train_flops_per_token)
+FLOPS_PER_TOKEN = 6257283072  # specs/llm-gpt.yaml, variant 800M (specbench.accounting.flops.gpt_train_flops_per_token)
 DATASHEET_BF16_TFLOPS = 989.0
 DEVICE = "cuda"
 SPECBENCH_ARGS = ["--device", "cuda", "--power", "nvml"]

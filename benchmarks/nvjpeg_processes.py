@@ -6,7 +6,7 @@ of each with roi_align; one training process runs torch.compile'd ResNet-50 (bf1
 channels_last, batch 256, synthetic data). Each configuration runs its processes together for 10 s
 and prints images/s per process. Without MPS, kernels of different processes time-slice the GPU.
 
-Usage: python3 benchmarks/nvjpeg_processes.py TREE OUT.json   (TREE: specbench.executors.jpegtree's
+Usage: python3 benchmarks/nvjpeg_processes.py TREE OUT.json   (TREE: specbench.data.jpegtree's
 layout; the 2026-12-01 run used TreeSpec(classes=32, train_per_class=256, val_per_class=4,
 flat_val=True, learnable=False))
 """

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_core_imports_without_heavy_dependencies() -> None:
     code = (
         "import sys\n"
-        "import specbench.spec, specbench.scoring, specbench.scoring.flops, specbench.physics, specbench.cli\n"
+        "import specbench.spec, specbench.scoring, specbench.accounting.flops, specbench.physics, specbench.cli\n"
         "heavy = [m for m in ('torch', 'torchvision', 'transformers', 'pynvml', 'amdsmi') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

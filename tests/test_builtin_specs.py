@@ -56,7 +56,7 @@ def test_smoke_profile_overrides_problem_and_is_not_ranked() -> None:
 
 
 def test_llm_variants_flops_match_formula() -> None:
-    from specbench.scoring.flops import GptShape, gpt_train_flops_per_token
+    from specbench.accounting.flops import GptShape, gpt_train_flops_per_token
 
     spec = resolve(load_spec("llm-gpt"), "smoke").spec
     for variant in spec.workload.variants.values():

@@ -10,8 +10,8 @@ import pytest
 h5py = pytest.importorskip("h5py")
 
 from specbench.cli import main  # noqa: E402
+from specbench.data.climate import CHANNELS, CamSplit, generate, mean_iou  # noqa: E402
 from specbench.errors import UsageError  # noqa: E402
-from specbench.executors.climate import CHANNELS, CamSplit, generate, mean_iou  # noqa: E402
 
 
 @pytest.fixture(scope="module")

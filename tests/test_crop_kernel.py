@@ -15,11 +15,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torchvision")
 pytest.importorskip("triton")
 
+from specbench.data import cropkernel  # noqa: E402
+from specbench.data.imagenet import ImageTree, scan_tree  # noqa: E402
+from specbench.data.jpegloader import DeviceImageLoader, Geometry  # noqa: E402
+from specbench.data.jpegtree import TreeSpec, write_tree  # noqa: E402
 from specbench.errors import UsageError  # noqa: E402
-from specbench.executors import cropkernel  # noqa: E402
-from specbench.executors.imagenet import ImageTree, scan_tree  # noqa: E402
-from specbench.executors.jpegloader import DeviceImageLoader, Geometry  # noqa: E402
-from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 # Triton 3.6's interpreter (the GPU machine's) fails on a loop bounded by a loaded value; 3.8's runs the kernel
@@ -36,10 +36,10 @@ COMPARE = r"""
 import json, sys, warnings
 import torch
 warnings.simplefilter("ignore")
-from specbench.executors import cropkernel
-from specbench.executors.crops import (
+from specbench.data import cropkernel
+from specbench.data.crops import (
     center_boxes, crop_boxes_xyxy, crops_of_planes, normalisation, packed_planes, random_resized_boxes)
-from specbench.executors.jpegloader import IMAGENET_MEAN, IMAGENET_STD, _packed
+from specbench.data.jpegloader import IMAGENET_MEAN, IMAGENET_STD, _packed
 
 device = sys.argv[1]
 g = torch.Generator().manual_seed(7)
@@ -83,8 +83,8 @@ import json, sys, warnings
 from pathlib import Path
 import torch
 warnings.simplefilter("ignore")
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegloader import DeviceImageLoader, Geometry
+from specbench.data.imagenet import scan_tree
+from specbench.data.jpegloader import DeviceImageLoader, Geometry
 
 tree = scan_tree(Path(sys.argv[1]))
 report = {}

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 T = pytest.importorskip("torchvision.transforms")
 F = pytest.importorskip("torchvision.transforms.functional")
 
-from specbench.executors.crops import (  # noqa: E402
+from specbench.data.crops import (  # noqa: E402
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
@@ -145,7 +145,7 @@ def test_canvas_groups_bound_the_padded_canvas() -> None:
 
 
 def test_packed_images_of_either_layout_give_the_padded_canvas_crops() -> None:
-    from specbench.executors.jpegloader import _packed
+    from specbench.data.jpegloader import _packed
 
     planar = [smooth_image(300, 400, 7), smooth_image(120, 90, 8)]
     interleaved = smooth_image(200, 260, 9).permute(1, 2, 0).contiguous().permute(2, 0, 1)  # as libjpeg-turbo's
@@ -167,7 +167,7 @@ def test_packed_images_of_either_layout_give_the_padded_canvas_crops() -> None:
 
 
 def test_decode_regions_widen_each_box_by_a_pixel_inside_the_image() -> None:
-    from specbench.executors.crops import decode_regions
+    from specbench.data.crops import decode_regions
 
     boxes = torch.tensor(
         [[10.0, 20.0, 30.0, 40.0], [0.0, 0.0, 50.0, 60.0], [2.4, 3.6, 47.5, 59.2]], dtype=torch.float64
@@ -181,7 +181,7 @@ def test_decode_regions_widen_each_box_by_a_pixel_inside_the_image() -> None:
 
 
 def test_boxes_of_part_of_a_batch_are_those_of_the_whole_batch() -> None:
-    from specbench.executors.crops import box_draws, boxes_of_draws
+    from specbench.data.crops import box_draws, boxes_of_draws
 
     heights, widths = torch.tensor([300, 420, 120, 90]), torch.tensor([400, 380, 90, 500])
     whole = random_resized_boxes(heights, widths, torch.Generator().manual_seed(3))
@@ -195,7 +195,7 @@ def test_a_downscaled_crop_at_the_image_edge_needs_a_pixel_of_canvas_beyond_it()
     """Where an image ends at the canvas edge roi_align clamps there, and a bin of several samples weighs them
     alike; where padding follows, the ones plane weighs the edge samples less. One row and column of padding
     beyond the largest image (what the loader gives every canvas) makes every image meet padding."""
-    from specbench.executors.jpegloader import _packed
+    from specbench.data.jpegloader import _packed
 
     small, large = smooth_image(100, 120, 10), smooth_image(400, 500, 11)
     box = crop_boxes_xyxy(torch.tensor([[20, 30, 80, 90]]))  # to the bottom right corner, 80 x 90 -> 32 x 32

@@ -19,13 +19,13 @@ pytest.importorskip("torchvision")
 pytest.importorskip("mlperf_logging")
 
 from specbench.cli import main  # noqa: E402
-from specbench.executors import harness  # noqa: E402
-from specbench.executors.resnet50 import ResNet50Executor  # noqa: E402
 from specbench.files import sha256_file  # noqa: E402
 from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
+from specbench.run import harness  # noqa: E402
 from specbench.spec.result import RunResult  # noqa: E402
 from specbench.spec.system import SubmissionMeta, SystemDescription  # noqa: E402
 from specbench.spec.yamlio import load_yaml  # noqa: E402
+from specbench.workloads.resnet50.executor import ResNet50Executor  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -403,10 +403,10 @@ def test_every_builtin_smoke_profile_is_accepted_at_its_default_level(spec_id: s
 
 def test_the_progress_line_power_sums_every_device(tmp_path: Path) -> None:
     """More devices than fit in one sweep's last 16 samples: the progress power still counts each once."""
-    from specbench.executors.context import RunContext
-    from specbench.executors.mlperf_log import NullLog
-    from specbench.executors.progress import Progress
     from specbench.power.sampler import PowerSampler
+    from specbench.run.context import RunContext
+    from specbench.run.mllog import NullLog
+    from specbench.run.progress import Progress
 
     class ManyDevices(Meter):
         kind = "many"

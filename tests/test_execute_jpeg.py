@@ -12,16 +12,16 @@ pytest.importorskip("torchvision")
 pytest.importorskip("mlperf_logging")
 
 from specbench.cli import main  # noqa: E402
+from specbench.data.jpegtree import TreeSpec, write_tree  # noqa: E402
 from specbench.errors import UsageError  # noqa: E402
-from specbench.executors import common  # noqa: E402
-from specbench.executors.common import WorkersOption  # noqa: E402
-from specbench.executors.config import build_configs  # noqa: E402
-from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
-from specbench.executors.resnet50 import EXECUTOR  # noqa: E402
+from specbench.run.config import build_configs  # noqa: E402
 from specbench.spec.loader import load_spec  # noqa: E402
 from specbench.spec.resolve import resolve  # noqa: E402
 from specbench.spec.yamlio import load_yaml  # noqa: E402
 from specbench.validator import validate_submission  # noqa: E402
+from specbench.workloads import conv as common  # noqa: E402
+from specbench.workloads.conv import WorkersOption  # noqa: E402
+from specbench.workloads.resnet50.executor import EXECUTOR  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
 
@@ -159,7 +159,7 @@ def test_workers_default_to_the_cores_per_process(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_gpu_run_without_triton_crops_with_torchs_kernels_and_records_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from specbench.executors import cropkernel
+    from specbench.data import cropkernel
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU machine, as the settings see it
     monkeypatch.setattr(cropkernel, "available", lambda device: False)

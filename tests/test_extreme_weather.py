@@ -15,13 +15,13 @@ pytest.importorskip("mlperf_logging")
 pytest.importorskip("h5py")
 
 from specbench.cli import main  # noqa: E402
-from specbench.executors.climate import generate, mean_iou  # noqa: E402
-from specbench.executors.deeplab import DeepLabV3Plus, train_flops_per_sample  # noqa: E402
-from specbench.executors.extreme_weather import class_weights, iou_sum, learning_rate  # noqa: E402
+from specbench.data.climate import generate, mean_iou  # noqa: E402
 from specbench.spec.loader import apply_profile, load_spec  # noqa: E402
 from specbench.spec.result import RunResult  # noqa: E402
 from specbench.spec.yamlio import load_yaml  # noqa: E402
 from specbench.validator import validate_submission  # noqa: E402
+from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus, train_flops_per_sample  # noqa: E402
+from specbench.workloads.extreme_weather.executor import class_weights, iou_sum, learning_rate  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -100,7 +100,7 @@ def test_smoke_run_reaches_its_iou_target_and_validates(tmp_path: Path) -> None:
     assert result.model_flops == pytest.approx(3551232000 * (result.samples_processed or 0))
     meta = load_yaml(bench / "submission.yaml").data
     assert meta["variant"] == meta["hyperparameters"]["model"] == "resnet18-lite"
-    assert meta["dataset"]["generator"] == "specbench.executors.climate.generate_arrays"
+    assert meta["dataset"]["generator"] == "specbench.data.climate.generate_arrays"
     logged = [json.loads(line.split(" ", 1)[1]) for line in (bench / "run_1" / "log.txt").read_text().splitlines()]
     accuracies = [e["value"] for e in logged if e["key"] == "eval_accuracy"]
     assert len(accuracies) == 4 and result.epochs == 4  # 2.0.0 trains the whole budget (HPC AI500)

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("PIL")
 
+from specbench.data.imagenet import scan_tree
+from specbench.data.jpegtree import TreeSpec, wnid, write_tree
 from specbench.errors import UsageError
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import TreeSpec, wnid, write_tree
 
 pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
 

@@ -10,10 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchvision")
 
+from specbench.data.imagenet import ImageTree, scan_tree  # noqa: E402
+from specbench.data.jpegloader import DeviceImageLoader, Geometry, ShareControl  # noqa: E402
+from specbench.data.jpegtree import TreeSpec, write_tree  # noqa: E402
 from specbench.errors import UsageError  # noqa: E402
-from specbench.executors.imagenet import ImageTree, scan_tree  # noqa: E402
-from specbench.executors.jpegloader import DeviceImageLoader, Geometry, ShareControl  # noqa: E402
-from specbench.executors.jpegtree import TreeSpec, write_tree  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
 
@@ -174,7 +174,7 @@ class RegionsOnCpu:
         import numpy as np
         from torchvision.io import ImageReadMode, decode_image
 
-        from specbench.executors.nvjpeg import NvjpegError
+        from specbench.data.nvjpeg import NvjpegError
 
         self.calls += 1
         if self.fail_first and self.calls == 1:
@@ -239,7 +239,7 @@ def test_several_decoders_in_turn_give_the_same_batches_in_order(tree: ImageTree
 
 def test_regions_in_canvas_groups_give_the_whole_images_crops(tree: ImageTree, monkeypatch: pytest.MonkeyPatch) -> None:
     """The assembly's other branch: a batch split into groups, each cropped from its own canvas."""
-    from specbench.executors import crops, jpegloader
+    from specbench.data import crops, jpegloader
 
     groups: list[int] = []
 

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from specbench.executors import lars  # noqa: E402
+from specbench.workloads import lars  # noqa: E402
 
 HP = {
     "opt_name": "lars",
@@ -52,8 +52,8 @@ def test_the_rate_warms_up_linearly_then_decays_polynomially_to_the_end_rate() -
 
 
 def test_a_lars_spec_records_lars_defaults_not_sgd_ones() -> None:
-    from specbench.executors.resnet50 import EXECUTOR
     from specbench.spec import load_spec, resolve
+    from specbench.workloads.resnet50.executor import EXECUTOR
 
     defaults = EXECUTOR.defaults_for(resolve(load_spec("mlperf-resnet50"), "smoke"))
     assert defaults == {"lars_trust_coefficient": 0.001, "label_smoothing": 0.1, "zero_init_residual": True}

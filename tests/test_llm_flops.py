@@ -13,10 +13,10 @@ pytest.importorskip("transformers")
 import torch.nn.functional as F  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
-from specbench.executors import llm_gpt  # noqa: E402
-from specbench.scoring.flops import GptShape, gpt_train_flops_per_token  # noqa: E402
+from specbench.accounting.flops import GptShape, gpt_train_flops_per_token  # noqa: E402
 from specbench.spec.loader import load_spec  # noqa: E402
 from specbench.spec.resolve import resolve  # noqa: E402
+from specbench.workloads.llm_gpt import executor as llm_gpt  # noqa: E402
 
 
 def non_matmul_parameters(shape: GptShape) -> int:

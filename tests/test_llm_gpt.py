@@ -16,14 +16,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("mlperf_logging")
 
+from specbench.accounting.flops import GptShape  # noqa: E402
 from specbench.cli import main  # noqa: E402
-from specbench.executors import harness, llm_gpt  # noqa: E402
-from specbench.executors import tokens as tok  # noqa: E402
+from specbench.data import tokens as tok  # noqa: E402
 from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
-from specbench.scoring.flops import GptShape  # noqa: E402
+from specbench.run import harness  # noqa: E402
 from specbench.spec.result import RunResult  # noqa: E402
 from specbench.spec.system import SubmissionMeta  # noqa: E402
 from specbench.spec.yamlio import load_yaml  # noqa: E402
+from specbench.workloads.llm_gpt import executor as llm_gpt  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TINY_TOKENS_PER_STEP = 16 * 128

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from specbench.data import tokens as tok
 from specbench.errors import UsageError
-from specbench.executors import tokens as tok
 
 
 def test_write_then_open_round_trips_through_a_memory_map(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ sys.path.insert(0, "benchmarks")
 from imagenet_input import FULL, _environment
 from imagenet_probe import probe
 
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
+from specbench.data.imagenet import scan_tree
+from specbench.data.jpegtree import default_processes, write_tree
 
 tree_dir = Path("/tmp/tree")
 t0 = time.perf_counter()

@@ -15,8 +15,8 @@ import torch
 import torchvision
 from imagenet_input import FULL, _environment
 
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
+from specbench.data.imagenet import scan_tree
+from specbench.data.jpegtree import default_processes, write_tree
 
 tree_dir = Path("/tmp/tree")
 if not (tree_dir / "train").is_dir():

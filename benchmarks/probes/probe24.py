@@ -1,5 +1,5 @@
 # ruff: noqa: E402  (imports after sys.path is set)
-"""Device probe 5: nvjpeg's hardware backend driven directly (specbench.executors.nvjpeg) against torchvision's
+"""Device probe 5: nvjpeg's hardware backend driven directly (specbench.data.nvjpeg) against torchvision's
 decode_jpeg, alone and in a thread beside the CUDA-graph training step: full images and crop regions, stream
 priorities."""
 
@@ -21,10 +21,10 @@ import torchvision
 from imagenet_input import FULL, _environment
 from torchvision.io import ImageReadMode, decode_jpeg, read_file
 
-from specbench.executors.crops import random_resized_boxes
-from specbench.executors.imagenet import scan_tree
-from specbench.executors.jpegtree import default_processes, write_tree
-from specbench.executors.nvjpeg import HardwareJpeg, Region, library_path
+from specbench.data.crops import random_resized_boxes
+from specbench.data.imagenet import scan_tree
+from specbench.data.jpegtree import default_processes, write_tree
+from specbench.data.nvjpeg import HardwareJpeg, Region, library_path
 
 tree_dir = Path("/tmp/tree")
 if not (tree_dir / "train").is_dir():

@@ -17,8 +17,8 @@ import torch
 from imagenet_input import ensure_tree
 from torchvision.io import read_file
 
-from specbench.executors import nvjpeg
-from specbench.executors.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
+from specbench.data import nvjpeg
+from specbench.data.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
 dev = torch.device("cuda", 0)

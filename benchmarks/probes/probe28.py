@@ -19,8 +19,8 @@ import torch
 from imagenet_input import _environment, ensure_tree
 from torchvision.io import ImageReadMode, decode_jpeg, read_file
 
-from specbench.executors.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
-from specbench.executors.nvjpeg import HardwareJpeg
+from specbench.data.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
+from specbench.data.nvjpeg import HardwareJpeg
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
 dev = torch.device("cuda", 0)

@@ -25,8 +25,8 @@ import torchvision
 from imagenet_input import _environment, ensure_tree
 from torchvision.io import read_file
 
-from specbench.executors.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
-from specbench.executors.nvjpeg import HardwareJpeg
+from specbench.data.crops import crop_boxes_xyxy, decode_regions, random_resized_boxes
+from specbench.data.nvjpeg import HardwareJpeg
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
 out = {"environment": _environment("cuda"), "command": "python3 benchmarks/probes/probe30.py"}

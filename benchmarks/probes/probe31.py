@@ -18,9 +18,9 @@ sys.path.insert(0, "benchmarks")
 import torch
 from imagenet_input import _environment, ensure_tree, rate, real_run, synthetic_run
 
-from specbench.executors.common import workers_per_process
-from specbench.executors.datapath import crop_geometry
-from specbench.executors.jpegloader import DeviceImageLoader
+from specbench.data.jpegloader import DeviceImageLoader
+from specbench.workloads.conv import workers_per_process
+from specbench.workloads.resnet50.datapath import crop_geometry
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
 runs = sys.argv[1:] or ["data_decode_threads=1", "data_decode_threads=2", "data_decode_threads=2,num_workers=8"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from specbench.executors.crops import (
+from specbench.data.crops import (
     box_draws,
     boxes_of_draws,
     crop_boxes_xyxy,
@@ -29,7 +29,7 @@ from specbench.executors.crops import (
     normalisation,
     packed_planes,
 )
-from specbench.executors.imagedata import IMAGENET_MEAN, IMAGENET_STD
+from specbench.data.imagedata import IMAGENET_MEAN, IMAGENET_STD
 
 
 def candidate(flat: torch.Tensor, layout: torch.Tensor, height: int, width: int) -> torch.Tensor:

@@ -32,7 +32,7 @@ def extreme_weather(out: Path, samples: int, size: tuple[int, int], seed: int) -
     Synthetic cyclone-like vortices and river-like filaments over smooth fields, labelled
     1 (tropical cyclone) and 2 (atmospheric river) from the fields that make them.
     """
-    from specbench.executors.climate import generate
+    from specbench.data.climate import generate
 
     counts = generate(out, samples, size, seed=seed)
     click.echo(f"wrote {counts['train']} train and {counts['validation']} validation files to {out}")

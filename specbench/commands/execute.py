@@ -161,7 +161,7 @@ def command(
       specbench execute caraml-resnet50 --nproc-per-node 8  # 8 GPUs, DDP over NCCL
       specbench execute caraml-resnet50 --slurm --nodes 2 --gpus-per-node 4 --dry-run
     """
-    from specbench.executors import launch
+    from specbench.run import launch
 
     target = out or default_out()
     args = worker_args(spec, profile, level, runs, target, sets, data, synthetic, device, power, interval_ms, seed)
@@ -173,7 +173,7 @@ def command(
         command = launch.torchrun_command(args, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id)
         click.echo("launching: " + " ".join(command), err=True)
         raise click.exceptions.Exit(subprocess.call(command))
-    from specbench.executors.harness import ExecuteRequest, execute
+    from specbench.run.harness import ExecuteRequest, execute
 
     request = ExecuteRequest(
         spec=spec, out=target, profile=profile, level=level, runs=runs,  # type: ignore[arg-type]
@@ -190,8 +190,8 @@ def _slurm(
     args: list[str], spec: str, out: Path, nodes: int, gpus_per_node: int, partition: str | None,
     time_limit: str | None, cpus_per_task: int | None, dry_run: bool, wait: bool,
 ) -> int:  # fmt: skip
-    from specbench.executors import launch
     from specbench.files import atomic_write_text
+    from specbench.run import launch
 
     nproc = max(1, gpus_per_node)
     log_dir = out.resolve().parent / f"{out.resolve().name}.slurm"  # beside the submission, not inside it

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import click
 from tabulate import tabulate
 
-from specbench.errors import EXIT_UNUSABLE, SpecbenchError
 from specbench.power import close_meters, measure_command, probe_meters
 from specbench.power.run import MeasuredCommand
 
@@ -104,23 +102,3 @@ def render_summary(result: MeasuredCommand, skipped: dict[str, str]) -> str:
 
 def _fmt(value: float | None, spec: str, missing: str = "not measured") -> str:
     return missing if value is None else format(value, spec)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the command on its own (`python -m specbench.power`), mapping errors to exit codes."""
-    try:
-        result = command.main(args=argv, prog_name="specbench power", standalone_mode=False)
-    except SpecbenchError as err:
-        click.echo(f"error: {err}", err=True)
-        return err.exit_code
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return 130
-    except click.ClickException as err:
-        err.show()
-        return EXIT_UNUSABLE if err.exit_code == 2 else err.exit_code
-    return result if isinstance(result, int) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

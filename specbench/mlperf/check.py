@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from functools import cache
 
+from specbench.formats.mllog import ParsedLog, parse_log
+from specbench.formats.mlperf_import import MLPERF_BENCHMARKS, MlperfDialect
 from specbench.spec.loader import LoadedSpec, load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.rules import Level, applies, evaluate
 from specbench.spec.system import ParamValue, SubmissionMeta
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.logcheck import LogCheck
-from specbench.validator.mllog import ParsedLog, parse_log
-from specbench.validator.mlperf import MLPERF_BENCHMARKS, MlperfDialect
 from specbench.validator.model import RunData
 from specbench.validator.values import show
 

@@ -18,21 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specbench.mlperf.check import declared_hyperparameters
-from specbench.mlperf.power import write_trace
-from specbench.mlperf.powerfiles import read_power_folders
-from specbench.mlperf.runresult import RunImport, RunInputs, convert_run, iso
-from specbench.mlperf.source import BenchmarkSource, SourceError, SystemSource, natural_key, read_bytes, result_name
-from specbench.mlperf.source import source_file as file_of
-from specbench.mlperf.staging import Staging
-from specbench.mlperf.system import framework_warning, node_count, safe_name, system_yaml
-from specbench.spec.loader import LoadedSpec, spec_digest
-from specbench.spec.resolve import resolve_once
-from specbench.spec.rules import Level
-from specbench.spec.system import SubmissionMeta
-from specbench.validator.documents import parse_json_text
-from specbench.validator.mllog import ParsedLog, parse_log
-from specbench.validator.mlperf import (
+from specbench.formats.mllog import ParsedLog, parse_log
+from specbench.formats.mlperf_import import (
     IMPORT_FILE,
     MLPERF_BENCHMARKS,
     ImportedBenchmark,
@@ -45,6 +32,19 @@ from specbench.validator.mlperf import (
     SourceFile,
     SystemJson,
 )
+from specbench.formats.strictjson import parse_json_text
+from specbench.mlperf.check import declared_hyperparameters
+from specbench.mlperf.power import write_trace
+from specbench.mlperf.powerfiles import read_power_folders
+from specbench.mlperf.runresult import RunImport, RunInputs, convert_run, iso
+from specbench.mlperf.source import BenchmarkSource, SourceError, SystemSource, natural_key, read_bytes, result_name
+from specbench.mlperf.source import source_file as file_of
+from specbench.mlperf.staging import Staging
+from specbench.mlperf.system import framework_warning, node_count, safe_name, system_yaml
+from specbench.spec.loader import LoadedSpec, spec_digest
+from specbench.spec.resolve import resolve_once
+from specbench.spec.rules import Level
+from specbench.spec.system import SubmissionMeta
 from specbench.validator.values import is_int, is_number, show
 
 DEFAULT_RULESET = "4.0.0"

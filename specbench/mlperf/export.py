@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
+from specbench.formats.mlperf_import import IMPORT_FILE, MLPERF_BENCHMARKS, ImportedBenchmark, ImportRecord
 from specbench.mlperf.export_power import node_logs, switch_logs
 from specbench.mlperf.export_system import built_description, imported_description, parse_fields
 from specbench.mlperf.staging import Staging
 from specbench.validator import validate_submission
-from specbench.validator.mlperf import IMPORT_FILE, MLPERF_BENCHMARKS, ImportedBenchmark, ImportRecord
 from specbench.validator.model import BenchmarkData, Report
 
 DEFAULT_RULESET = "4.0.0"

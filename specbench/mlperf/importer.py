@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
+from specbench.formats.mlperf_import import MLPERF_BENCHMARKS
 from specbench.mlperf.convert import ConvertError, StagedSystem, SystemImport, output_folder, stage_system
 from specbench.mlperf.source import SourceError, SystemSource, scan
 from specbench.spec.builtin import find_spec
 from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
 from specbench.validator import validate_submission
 from specbench.validator.context import SpecIndex, load_with_digest
-from specbench.validator.mlperf import MLPERF_BENCHMARKS
 from specbench.validator.model import Report
 from specbench.validator.validate import available_cpus
 

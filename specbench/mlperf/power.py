@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from specbench.formats.mllog import TOKEN, decode_together
+from specbench.formats.mlperf_import import Coverage, ImportFinding, Interconnect, SourceFile
+from specbench.formats.strictjson import parse_json_text
 from specbench.power.base import Device
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME
 from specbench.spec.models import PowerRequirement
-from specbench.validator.documents import parse_json_text
 from specbench.validator.findings import Findings
-from specbench.validator.mllog import TOKEN, decode_together
-from specbench.validator.mlperf import Coverage, ImportFinding, Interconnect, SourceFile
 from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S, DeviceWindow
 from specbench.validator.tracefile import read_csv
 

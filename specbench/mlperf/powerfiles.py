@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from specbench.formats.mlperf_import import ImportFinding
 from specbench.mlperf.power import PowerLog, check_markers, device_key, parse_power_log
 from specbench.mlperf.source import NODE, OrgFolder, SourceError, natural_key, read_bytes, source_file
-from specbench.validator.mlperf import ImportFinding
 
 
 @dataclass

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from specbench.accounting.accounts import Evidence, Problem, account
+from specbench.formats.mllog import ParsedLog
+from specbench.formats.mlperf_import import ImportedPower, ImportFinding, MlperfDialect, SourceFile
 from specbench.mlperf.power import NodeTrace, build_trace, coverage, interconnect, window_energy
 from specbench.mlperf.powerfiles import RunPower
 from specbench.mlperf.system import accelerator_count
-from specbench.scoring.accounting import Evidence, Problem, account
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.evidence import log_epochs
 from specbench.validator.findings import Findings
 from specbench.validator.logcheck import LogCheck
-from specbench.validator.mllog import ParsedLog
-from specbench.validator.mlperf import ImportedPower, ImportFinding, MlperfDialect, SourceFile
 from specbench.validator.model import RunData
 from specbench.validator.values import is_int
 

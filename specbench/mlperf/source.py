@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specbench.validator.mlperf import SourceFile
+from specbench.formats.mlperf_import import SourceFile
 
 MIB = 1024 * 1024
 MAX_BYTES = {".txt": 64 * MIB, ".json": 16 * MIB}

@@ -15,12 +15,12 @@ from typing import Literal
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
 
 from specbench.errors import InputError, Location, Problem
+from specbench.spec.builtin import DEVICES_FILE
 from specbench.spec.loader import validate_model
 from specbench.spec.models import Strict
 from specbench.spec.parsed import load_builtin_yaml
 from specbench.spec.yamlio import load_yaml
 
-DEVICES_FILE = Path(__file__).with_name("devices.yaml")
 DEVICES_FORMAT_VERSION = 1
 TERA = 1e12
 GIGA = 1e9

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from specbench.scoring.accounting import Accounts, Evidence, Problem, Quality, account
+from specbench.accounting.accounts import Accounts, Evidence, Problem, Quality, account
 
 TARGET, EXPONENT, EPOCHS, TRAIN_IMAGES = 0.763, 5, 90, 1_281_167
 SOURCE = "https://www.benchcouncil.org/aibench/hpcai500/ranking.html"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from specbench.scoring.accounting import Accounts
+from specbench.accounting.accounts import Accounts
 from specbench.scoring.aggregate import Aggregate, aggregate
 from specbench.scoring.metrics import RunScore
 from specbench.validator.model import BenchmarkData, Report, RunData

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.scoring.accounting import Accounts, Evidence, Problem, account, quality_ratio, valid_flops
+from specbench.accounting.accounts import Accounts, Evidence, Problem, account, quality_ratio, valid_flops
 
 __all__ = ["RunScore", "quality_ratio", "score_run", "valid_flops"]
 

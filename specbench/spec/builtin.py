@@ -12,6 +12,10 @@ from specbench.registry import did_you_mean
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
+DEVICES_FILE = Path(__file__).resolve().parent.parent / "physics" / "devices.yaml"
+"""The device table (specbench.physics reads it); named here so that the parsed copies find it without physics."""
+
+
 @cache
 def data_root() -> Path:
     """The folder holding `specs/` and `rules/`: the wheel's copy, else the source checkout."""

@@ -27,19 +27,15 @@ def builtin_yaml_files() -> list[Path]:
     """Every YAML file shipped with specbench: the specs (current and released), the rule sets, the device table."""
     root = builtin.data_root()
     files = [*builtin.spec_paths(), *builtin.released_paths(), *sorted((root / "rules").glob("*.yaml"))]
-    from specbench.physics.devices import DEVICES_FILE
-
-    return [*files, DEVICES_FILE]
+    return [*files, builtin.DEVICES_FILE]
 
 
 def is_builtin(path: Path) -> bool:
     """Whether `path` is one of the YAML files shipped with specbench (those of builtin_yaml_files())."""
-    from specbench.physics.devices import DEVICES_FILE
-
     resolved = path.resolve()
     specs = builtin.data_root().resolve() / "specs"
     folders = (specs, specs / builtin.RELEASED, specs.parent / "rules")
-    return resolved.suffix == ".yaml" and (resolved.parent in folders or resolved == DEVICES_FILE.resolve())
+    return resolved.suffix == ".yaml" and (resolved.parent in folders or resolved == builtin.DEVICES_FILE)
 
 
 def load_builtin_yaml(path: Path) -> Document:

@@ -11,10 +11,10 @@ Imports neither torch nor vendor libraries. Typical use by a scorer:
 
 from __future__ import annotations
 
+from specbench.formats.mllog import LogEvent, ParsedLog, parse_log
 from specbench.validator.codes import CODES, Code, Severity
 from specbench.validator.files import DEFAULT_LIMITS, Limits
 from specbench.validator.findings import Finding
-from specbench.validator.mllog import LogEvent, ParsedLog, parse_log
 from specbench.validator.model import BenchmarkData, Evaluation, PowerData, Report, RunData, exit_code
 from specbench.validator.render import render_json, render_text
 from specbench.validator.validate import classify, discover, validate_many, validate_submission

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from specbench.formats.mllog import parse_log
 from specbench.spec.models import Strict
 from specbench.spec.resolve import ResolvedSpec, resolve_once
 from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
@@ -17,7 +18,6 @@ from specbench.validator.equivalence import Inputs, check_layers, check_level_an
 from specbench.validator.evidence import SystemDevices, check_evidence, result_devices_problem
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
-from specbench.validator.mllog import parse_log
 from specbench.validator.mlperf import dialect_for
 from specbench.validator.model import BenchmarkData, RunData
 from specbench.validator.physics import DevicePhysics

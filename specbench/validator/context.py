@@ -9,12 +9,12 @@ from functools import cache
 from pathlib import Path
 
 from specbench.errors import InputError, SpecbenchError
+from specbench.formats.mlperf_import import ImportRecord
 from specbench.spec.builtin import released_paths, spec_paths
 from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
 from specbench.validator.documents import Loaded
 from specbench.validator.files import Limits, Tree
 from specbench.validator.findings import Findings
-from specbench.validator.mlperf import ImportRecord
 
 
 @cache

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -11,8 +10,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from specbench.errors import InputError
+from specbench.formats.strictjson import JsonValueError, NumberError, parse_json_text
 from specbench.spec.loader import validate_model
-from specbench.spec.numbers import first_bad_number, number_problem
+from specbench.spec.numbers import first_bad_number
 from specbench.spec.yamlio import MAX_DEPTH, Document, parse_yaml
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
@@ -24,18 +24,6 @@ _NOT_PLAIN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-
 
 All but tab, LF, CR, 0x20-0x7e, 0xa0-0x2027, 0x202a-0xd7ff, 0xe000-0xfffd and 0x10000-0x10ffff,
 written as the few ranges left out (a class of the ranges kept takes milliseconds to compile)."""
-
-
-class _JsonValueError(ValueError):
-    pass
-
-
-class _NumberError(_JsonValueError):
-    """A number beyond what specbench accepts; `token` is its text, to locate it."""
-
-    def __init__(self, message: str, token: str) -> None:
-        super().__init__(message)
-        self.token = token
 
 
 @dataclass
@@ -78,75 +66,6 @@ def decode(raw: bytes, file: str, findings: Findings) -> str | None:
         return None
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) == len(pairs):
-        return out
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise _JsonValueError(f"duplicate key {key!r}")
-        seen.add(key)
-    return out
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NumberError(f"number {text} is out of range (not finite)", text)
-    return value
-
-
-def _reject_constant(name: str) -> Any:
-    raise _JsonValueError(f"{name} is not a number JSON allows; expected a finite number")
-
-
-def _bounded_int(text: str) -> int:
-    if len(text) > 19:
-        value = int(text)
-        problem = number_problem(value)
-        if problem is not None:
-            raise _NumberError(problem, text)
-        return value
-    return int(text)
-
-
-_STRICT = json.JSONDecoder(
-    parse_constant=_reject_constant,
-    parse_float=_finite_float,
-    parse_int=_bounded_int,
-    object_pairs_hook=_no_duplicates,
-)
-"""One decoder for every call: json.loads would build a new one per call (most of the cost of a short line)."""
-
-_SHORT_INTS = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
-)
-"""_STRICT for a text without 19 digits in a row: there every integer is one `_bounded_int` reads as `int`
-does, so the decoder's own C conversion reads it (about a fifth of the time of an MLLOG log)."""
-
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
-_NINETEEN_DIGITS = b"0" * 19
-
-
-def _decoder(text: str) -> json.JSONDecoder:
-    """_SHORT_INTS where no integer of the text can be longer than 19 characters (a sign and 18 digits), else _STRICT."""
-    digits = text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO)
-    return _STRICT if _NINETEEN_DIGITS in digits else _SHORT_INTS
-
-
-def parse_json_text(text: str) -> Any:
-    """Strict JSON: no NaN or Infinity, no duplicate keys, finite numbers only."""
-    decoder = _decoder(text) if len(text) > 4096 else _STRICT
-    try:
-        value, end = decoder.scan_once(text, 0)  # type: ignore[attr-defined]
-    except StopIteration:
-        return _STRICT.decode(text)  # leading whitespace or no value: decode says which, with its position
-    if end != len(text) and text[end:].strip(" \t\n\r"):
-        return _STRICT.decode(text)  # raises "Extra data" at its position
-    return value
-
-
 def _position(text: str, index: int) -> tuple[int, int]:
     line = text.count("\n", 0, index) + 1
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
@@ -164,8 +83,8 @@ def load_json(tree: Tree, rel: str, findings: Findings) -> Loaded | None:
     except json.JSONDecodeError as err:
         findings.add("SB-STR-006", rel, f"expected JSON, found {err.msg}", line=err.lineno, column=err.colno)
         return None
-    except _JsonValueError as err:
-        if isinstance(err, _NumberError):
+    except JsonValueError as err:
+        if isinstance(err, NumberError):
             at = text.find(err.token)
             line, column = _position(text, at) if at >= 0 else (None, None)
             findings.add("SB-NUM-001", rel, f"expected a number within range, found {err}", line=line, column=column)

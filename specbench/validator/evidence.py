@@ -12,11 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.scoring.accounting import Evidence, Problem, account
+from specbench.accounting.accounts import Evidence, Problem, account
+from specbench.formats.mllog import ParsedLog
 from specbench.spec.system import SystemDescription
 from specbench.validator.documents import Loaded
 from specbench.validator.findings import Findings
-from specbench.validator.mllog import ParsedLog
 from specbench.validator.model import BenchmarkData, RunData
 from specbench.validator.values import is_int, is_number, show
 

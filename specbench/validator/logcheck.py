@@ -6,12 +6,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from specbench.formats.mllog import LogEvent, ParsedLog
+from specbench.formats.mlperf_import import SPEC_KEY, MlperfDialect, log_benchmark_name
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
-from specbench.validator.mllog import LogEvent, ParsedLog
-from specbench.validator.mlperf import SPEC_KEY, MlperfDialect, log_benchmark_name
 from specbench.validator.mlperf_log import MlperfLogRules, check_schedule
 from specbench.validator.model import Evaluation, RunData
 from specbench.validator.values import is_int, is_number, same, show

@@ -12,12 +12,17 @@ docs/mlperf-import.md describes the whole import.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import Field
-
-from specbench.spec.models import Strict
+from specbench.formats.mlperf_import import (
+    IMPORT_FILE,
+    IMPORT_FORMAT,
+    IMPORT_FORMAT_VERSION,
+    MLPERF_BENCHMARKS,
+    ImportedBenchmark,
+    ImportRecord,
+    MlperfDialect,
+)
 from specbench.validator.codes import CODES
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
 from specbench.validator.findings import Finding
@@ -26,125 +31,6 @@ from specbench.validator.values import show
 if TYPE_CHECKING:
     from specbench.validator.context import Context
     from specbench.validator.model import BenchmarkData
-
-IMPORT_FILE = "import.json"
-IMPORT_FORMAT = "specbench.mlperf-import"
-IMPORT_FORMAT_VERSION = 1
-MLPERF_BENCHMARKS = {"mlperf-resnet50": "resnet"}
-"""specbench spec id -> MLPerf Training benchmark name (its results folder and `submission_benchmark`)."""
-
-
-class SourceFile(Strict):
-    """A file of the MLPerf results tree, relative to the organisation's folder, with its sha256."""
-
-    path: str
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    bytes: int = Field(ge=0)
-
-
-class ImportSource(Strict):
-    kind: Literal["mlperf-training"]
-    round: str | None = Field(description="MLPerf round, e.g. v4.0, from the folder names; None when unknown.")
-    ruleset: str = Field(description="MLPerf logging ruleset the log rules come from, e.g. 4.0.0.")
-    org: str = Field(description="The organisation's folder in the results tree.")
-    system: str = Field(description="The system's name in systems/ and results/.")
-    path: str = Field(description="The organisation's folder relative to the imported root.")
-
-
-class SystemJson(SourceFile):
-    content: dict[str, Any] = Field(description="systems/<system>.json as MLPerf publishes it.")
-
-
-ImportCode = Literal["SB-MLP-005", "SB-MLP-006", "SB-MLP-009", "SB-MLP-010", "SB-MLP-011", "SB-MLP-012", "SB-MLP-014"]
-
-
-class ImportFinding(Strict):
-    """A problem of the source tree found while importing (the tree itself is not part of the submission)."""
-
-    code: ImportCode
-    file: str
-    line: int | None = None
-    message: str
-
-
-class Interconnect(Strict):
-    """An `sw_N.txt` file: an interconnect power estimate, kept apart from the measured node energy."""
-
-    file: SourceFile
-    interconnect_power_est_w: float | None
-    conversion_eff: float | None = None
-
-
-class Coverage(Strict):
-    """How the readings of one node cover run_start..run_stop (seconds; 0 when a reading lies on the edge)."""
-
-    device: str
-    readings: int
-    readings_in_window: int
-    uncovered_start_s: float | None
-    uncovered_stop_s: float | None
-
-
-class ImportedPower(Strict):
-    folder: str
-    nodes: dict[str, SourceFile] = Field(description="Device key in power.csv -> its node_N.txt file.")
-    interconnect: list[Interconnect] = Field(default_factory=list)
-    conversion_eff: dict[str, float] = Field(
-        default_factory=dict, description="conversion_eff logged per node; recorded, not applied."
-    )
-    coverage: list[Coverage] = Field(default_factory=list)
-
-
-class ImportedRun(Strict):
-    result_file: SourceFile
-    power: ImportedPower | None = None
-
-
-class Scaling(Strict):
-    """scaling.json of a benchmark folder: MLPerf's published time to train is the olympic mean times this factor."""
-
-    file: SourceFile
-    scaling_factor: float = Field(ge=1.0, le=10.0, description="Written by MLPerf's RCP checker; never below 1.")
-
-
-class ImportedBenchmark(Strict):
-    mlperf_benchmark: str
-    folder: str
-    runs: dict[str, ImportedRun]
-    scaling: Scaling | None = Field(default=None, description="scaling.json, where the benchmark folder has one.")
-    ignored: list[str] = Field(default_factory=list, description="Files of the benchmark folder not imported, why.")
-    findings: list[ImportFinding] = Field(default_factory=list)
-
-
-class ImportRecord(Strict):
-    """`import.json`: where every file of an imported submission came from."""
-
-    format: Literal["specbench.mlperf-import"]
-    format_version: Literal[1]
-    source: ImportSource
-    system_json: SystemJson
-    benchmarks: dict[str, ImportedBenchmark]
-
-
-SPEC_KEY = "specbench_spec_id"
-"""The MLLOG key holding the specbench spec id, beside MLPerf's `submission_benchmark`."""
-
-
-def log_benchmark_name(spec_id: str) -> str:
-    """What a log states as `submission_benchmark`: MLPerf's name for an MLPerf spec (resnet), else the spec id."""
-    return MLPERF_BENCHMARKS.get(spec_id, spec_id)
-
-
-@dataclass(frozen=True)
-class MlperfDialect:
-    """How one imported benchmark's logs are judged: which MLPerf ruleset, benchmark name and division."""
-
-    ruleset: str
-    benchmark: str
-    division: str
-
-    def cite(self, part: str) -> str:
-        return f"MLPerf training_{self.ruleset}/{part}.yaml"
 
 
 def read_import_record(ctx: Context) -> tuple[ImportRecord | None, Loaded | None]:

@@ -11,16 +11,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from specbench.validator.mlperf import MlperfDialect
+from specbench.formats.mlperf_import import MlperfDialect
 from specbench.validator.values import is_number, show
 
 if TYPE_CHECKING:
+    from specbench.formats.mllog import LogEvent, ParsedLog
     from specbench.spec.resolve import ResolvedSpec
-    from specbench.validator.logcheck import LogCheck
-    from specbench.validator.mllog import LogEvent, ParsedLog
+    from specbench.validator.findings import Findings
     from specbench.validator.model import Evaluation
+
+
+class LogSink(Protocol):
+    """What MLPerf's log rules use of the log check that runs them (validator.logcheck.LogCheck)."""
+
+    log: ParsedLog
+    file: str
+    findings: Findings
+
+    def add(self, code: str, event: LogEvent | None, message: str, json_path: str = "") -> None: ...
+
 
 SUBMISSION_STATUSES = ("cloud", "onprem", "preview", "research")
 COMPILE_MINUTES = {"closed": 30, "open": 240}
@@ -72,7 +83,7 @@ UNCHECKED = (
 class MlperfLogRules:
     """MLPerf's log rules on one parsed log; `broken` lists what makes the run count as failed."""
 
-    check: LogCheck
+    check: LogSink
     dialect: MlperfDialect
 
     def __post_init__(self) -> None:
@@ -243,7 +254,7 @@ def _scheduled(evaluations: list[Evaluation], first: float, every: float) -> lis
     return off
 
 
-def check_schedule(check: LogCheck, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
+def check_schedule(check: LogSink, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
     """MLPerf's evaluation schedule: every `eval_every_epochs` at one offset below the cadence (warnings only).
 
     MLPerf's checker, package checker and result summarizer do not check the schedule, and accept a

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from specbench.accounting.accounts import Accounts
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, EXIT_UNUSABLE
+from specbench.formats.mllog import ParsedLog
 from specbench.power.energy import DeviceEnergy
-from specbench.scoring.accounting import Accounts
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta, SystemDescription
 from specbench.validator.findings import Finding
-from specbench.validator.mllog import ParsedLog
 
 RunStatus = Literal["success", "failed", "incomplete"]
 

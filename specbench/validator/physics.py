@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from specbench.accounting.accounts import spec_flops_per_sample
 from specbench.physics import DeviceFacts, lookup, peak_flops
-from specbench.scoring.accounting import spec_flops_per_sample
 from specbench.spec.system import SubmissionMeta, SystemDescription
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.findings import Findings

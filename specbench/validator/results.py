@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from specbench.scoring.accounting import spec_flops_per_sample
+from specbench.accounting.accounts import spec_flops_per_sample
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta

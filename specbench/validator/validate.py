@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specbench.formats.mlperf_import import IMPORT_FILE
 from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
 from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
@@ -16,7 +17,7 @@ from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest
-from specbench.validator.mlperf import IMPORT_FILE, check_import, read_import_record
+from specbench.validator.mlperf import check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report, SignatureInfo
 from specbench.validator.physics import DevicePhysics, check_unknown
 from specbench.validator.powercheck import check_power

@@ -44,7 +44,7 @@ def test_sbatch_job_runs_a_smoke_profile(slurm: None, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "job " in proc.stderr
     script = (tmp_path / "acme" / "slurm-box.slurm" / "specbench-caraml-resnet50.sbatch").read_text()
-    assert "srun --kill-on-bad-exit=1" in script and "specbench.executors.launch" in script
+    assert "srun --kill-on-bad-exit=1" in script and "specbench.run.launch" in script
     report = validate_submission(out)
     assert report.compliant(), [f.to_dict() for f in report.findings]
     assert (out / "caraml-resnet50" / "run_1" / "result.json").is_file()

@@ -22,8 +22,8 @@ pytest.importorskip("mlperf_logging")
 from execute_support import REPO, WATTS, cli_env, recorded_trace, replayed_energy_matches, run_cli
 
 from specbench.errors import UsageError
-from specbench.executors.distributed import Dist, from_env
-from specbench.executors.launch import rendezvous_args, sbatch_script, torchrun_command
+from specbench.run.distributed import Dist, from_env
+from specbench.run.launch import rendezvous_args, sbatch_script, torchrun_command
 from specbench.validator import validate_submission
 
 LLM_DDP_SEED = 2  # measured: benchmarks/results/smoke_seeds/llm-gpt-ddp.json
@@ -33,7 +33,7 @@ EXTREME_WEATHER_DDP_SEED = 4  # measured: benchmarks/results/smoke_seeds/extreme
 FAIL_ON_RANK_1 = """\
 import os
 if os.environ.get("RANK") == "1":
-    from specbench.executors.resnet50 import ResNet50Executor
+    from specbench.workloads.resnet50.executor import ResNet50Executor
 
     def train(self, ctx, state):
         ctx.run_start()
@@ -148,7 +148,7 @@ def test_roles_from_torchrun_environment() -> None:
 
 def test_launch_commands_use_torchrun_with_a_rendezvous_of_their_own() -> None:
     command = torchrun_command(["resnet50"], 4, 2, "head:29500", "job")
-    assert command[1:3] == ["-m", "specbench.executors.launch"]  # torchrun in-process, failures in one line each
+    assert command[1:3] == ["-m", "specbench.run.launch"]  # torchrun in-process, failures in one line each
     assert "--nproc-per-node=4" in command and "--rdzv-endpoint=head:29500" in command and "--rdzv-id=job" in command
     one_node = torchrun_command(["specs/resnet50.yaml"], 2)
     assert "--standalone" in one_node and not [a for a in one_node if a.startswith("--rdzv")]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from specbench.executors import runpower
-from specbench.executors.distributed import Dist
 from specbench.power import Device, Meter, PowerValues, read_trace
+from specbench.run import runpower
+from specbench.run.distributed import Dist
 
 
 class Group:

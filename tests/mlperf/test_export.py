@@ -26,10 +26,10 @@ from mlperf_support import CORPUS, SMC, SMC_RESULTS, corpus, read_events
 
 from specbench.cli import main
 from specbench.errors import UsageError
+from specbench.formats.mlperf_import import SourceFile
 from specbench.mlperf import import_results
 from specbench.mlperf.export import export_submission
 from specbench.mlperf.power import parse_power_log
-from specbench.validator.mlperf import SourceFile
 
 pytest.importorskip("mlperf_logging")
 
@@ -80,7 +80,7 @@ def summarizer(org: Path, tmp_path: Path) -> dict[str, dict[str, Any]]:
 
 
 def stubbed_smoke(out: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import specbench.executors.mlperf_resnet as executor
+    import specbench.workloads.mlperf_resnet50.executor as executor
 
     monkeypatch.setattr(executor, "_step", lambda *args, **kwargs: None)
     monkeypatch.setattr(executor, "_evaluate", lambda *args, **kwargs: 0.95)

@@ -28,12 +28,12 @@ from mlperf_support import corpus
 
 from specbench.errors import InputError
 from specbench.files import write_manifest
+from specbench.formats.mllog import LogEvent, ParsedLog, _event, parse_line, parse_log
 from specbench.mlperf.report import plain_table
 from specbench.mlperf.staging import Staging
 from specbench.spec.yamlio import MAX_DEPTH, parse_yaml
 from specbench.validator.documents import _NOT_PLAIN, _json_document
 from specbench.validator.evidence import log_epochs
-from specbench.validator.mllog import LogEvent, ParsedLog, _event, parse_line, parse_log
 
 
 def line_by_line(text: str) -> ParsedLog:

@@ -18,9 +18,9 @@ import jsonschema
 import pytest
 from mlperf_support import CORPUS, SMC, SMC_RESULTS, Imported
 
+from specbench.formats.mlperf_import import ImportRecord
 from specbench.scoring.leaderboard import build
 from specbench.validator import discover, validate_many
-from specbench.validator.mlperf import ImportRecord
 
 FLOPS_PER_IMAGE = 24299077632
 TRAIN_IMAGES = 1281167

@@ -69,7 +69,7 @@ def test_fresh_logs_of_the_harness_pass_the_common_rules(tmp_path: Path, monkeyp
     """The harness and the ResNet-50 executor as they are now, with the training step and evaluation stubbed for speed."""
     pytest.importorskip("torch")
     pytest.importorskip("torchvision")
-    import specbench.executors.resnet50 as resnet50
+    import specbench.workloads.resnet50.executor as resnet50
     from specbench.cli import main
 
     monkeypatch.setattr(resnet50, "_step", lambda *args, **kwargs: None)

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from mlperf_support import TOKEN, Imported
 
 from specbench.files import write_manifest
+from specbench.formats.mlperf_import import SourceFile
 from specbench.mlperf.power import check_markers, parse_power_log
 from specbench.validator import validate_submission
-from specbench.validator.mlperf import SourceFile
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8),

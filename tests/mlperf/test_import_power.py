@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from mlperf_support import SMC_RESULTS, edit_events, find, read_events, write_events
 
+from specbench.formats.mlperf_import import SourceFile
 from specbench.mlperf import import_results
 from specbench.mlperf.power import parse_power_log
-from specbench.validator.mlperf import SourceFile
 
 RUN_4 = "result_5800-240517143744812449396_1"
 """The result of run_4: its readings lie 0.13 s after run_start and 0.02 s before run_stop."""

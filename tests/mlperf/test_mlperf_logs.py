@@ -19,8 +19,8 @@ mlp_compliance = pytest.importorskip("mlperf_logging.compliance_checker.mlp_comp
 pytest.importorskip("torchvision")
 
 from specbench.cli import main  # noqa: E402
-from specbench.executors import mlperf_optim  # noqa: E402
 from specbench.validator import validate_submission  # noqa: E402
+from specbench.workloads.mlperf_resnet50 import optim as mlperf_optim  # noqa: E402
 
 CORPUS_LOG = (
     Path(__file__).resolve().parents[3]
@@ -76,7 +76,7 @@ def execute(out: Path, *sets: str, runs: int | None = None) -> list[Path]:
 @pytest.fixture
 def fast_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """The harness, executor, optimizer and schedule as they are, with the training step and evaluation stubbed."""
-    import specbench.executors.mlperf_resnet as executor
+    import specbench.workloads.mlperf_resnet50.executor as executor
 
     monkeypatch.setattr(executor, "_step", lambda *args, **kwargs: None)
     monkeypatch.setattr(executor, "_evaluate", lambda *args, **kwargs: 0.95)

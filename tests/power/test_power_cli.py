@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from specbench.commands.power import command, main, render_summary
+from specbench.cli import main as cli_main
+from specbench.commands.power import command, render_summary
 from specbench.power import read_trace
 from specbench.power.energy import DeviceEnergy
 from specbench.power.run import MeasuredCommand
@@ -118,13 +119,13 @@ def test_a_command_killed_by_a_signal_exits_128_plus_the_signal(tmp_path: Path) 
 
 
 def test_a_missing_command_exits_127_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--meters", "null", "--out", str(tmp_path / "t"), "--", "no-such-command-xyz"]) == 127
+    assert cli_main(["power", "--meters", "null", "--out", str(tmp_path / "t"), "--", "no-such-command-xyz"]) == 127
     assert capsys.readouterr().err == ("error: cannot run 'no-such-command-xyz': No such file or directory\n")
     assert read_trace(tmp_path / "t").metadata["exit_code"] is None
 
 
 def test_an_unknown_meter_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--meters", "rapll", "--", "true"]) == 2
+    assert cli_main(["power", "--meters", "rapll", "--", "true"]) == 2
     assert capsys.readouterr().err.startswith("error: unknown power meter 'rapll' (did you mean 'rapl'?)")
 
 
@@ -157,13 +158,14 @@ def test_the_summary_table() -> None:
     )
 
 
-def test_python_m_specbench_power_runs_without_the_rest_of_the_cli(tmp_path: Path) -> None:
+def test_python_m_specbench_power_runs_the_command(tmp_path: Path) -> None:
     code = "import sys; print('child output'); sys.exit(5)"
     done = subprocess.run(
         [
             sys.executable,
             "-m",
-            "specbench.power",
+            "specbench",
+            "power",
             "--meters",
             "null",
             "--out",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.executors.result import power_result
 from specbench.power.energy import DeviceEnergy
 from specbench.power.sampler import Window
 from specbench.power.scopes import device_scopes
+from specbench.run.result import power_result
 
 
 def window(*devices: tuple[str, str, float]) -> Window:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.scoring.accounting import Evidence, Problem, Quality
+from specbench.accounting.accounts import Evidence, Problem, Quality
 from specbench.scoring.aggregate import aggregate, olympic_mean
 from specbench.scoring.metrics import RunScore, quality_ratio, score_run, valid_flops
 from specbench.validator import parse_log

@@ -22,6 +22,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from specbench import files
+from specbench.formats.mlperf_import import log_benchmark_name
 from specbench.power.base import Device, DeviceState, PowerValues
 from specbench.power.energy import EnergyAccumulator
 from specbench.power.sampler import Window
@@ -30,7 +31,6 @@ from specbench.spec.loader import load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta
-from specbench.validator.mlperf import log_benchmark_name
 
 WALL_ORIGIN_S = 1_800_000_000.0
 """Wall clock of the first run's init_start; each run starts an hour after the previous one."""
@@ -438,7 +438,7 @@ class Log:
     def _event(self, kind: str, key: str, value: Any, advance_ms: int, metadata: dict[str, Any]) -> None:
         self.now += advance_ms
         self.times.setdefault(key, self.now)
-        meta = {"file": "specbench/executors/harness.py", "lineno": 100 + len(self.lines), **metadata}
+        meta = {"file": "specbench/run/harness.py", "lineno": 100 + len(self.lines), **metadata}
         event = {"namespace": "", "time_ms": self.now, "event_type": kind, "key": key, "value": value, "metadata": meta}
         self.lines.append(":::MLLOG " + json.dumps(event))
 

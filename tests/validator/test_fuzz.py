@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specbench.validator.fuzz import CONTRADICTS, OPERATORS, VARIANTS, fuzz
+from specbench.scoring.fuzz import CONTRADICTS, OPERATORS, VARIANTS, fuzz
 
 SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions"
 

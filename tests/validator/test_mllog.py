@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from specbench.formats.mllog import LogEvent, LogProblem, parse_line, parse_log
 from specbench.validator.findings import Findings
 from specbench.validator.logcheck import check_log
-from specbench.validator.mllog import LogEvent, LogProblem, parse_line, parse_log
 from specbench.validator.model import RunData
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "mlperf-training"

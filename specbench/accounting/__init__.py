@@ -1,0 +1,1 @@
+"""The one accounting: FLOPs, time, samples, Valid FLOPS, energy, and the quality outcome of a run. Imports no torch."""

@@ -1,0 +1,1 @@
+"""Input pipelines: generated and ImageNet images (CPU and GPU JPEG paths), tokens, climate fields."""

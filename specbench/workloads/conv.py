@@ -1,0 +1,96 @@
+"""Pieces the convolutional executors (ResNet-50, extreme weather) share: options, precision, model wrapping."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from specbench.run.config import Option, Value
+from specbench.run.context import RunContext
+
+
+def workers_per_process() -> int:
+    """The cores this process may use (its CPU affinity, shared by the node's ranks), less one for training."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1))
+    return max(1, cores // local - 1)
+
+
+@dataclass(frozen=True)
+class WorkersOption(Option):
+    """`num_workers`: from the cores per process on an accelerator; 0 on a CPU run, whose cores train."""
+
+    def default(self, device: str) -> Value | None:
+        return workers_per_process() if device == "cuda" else 0
+
+
+CONV_OPTIONS = {
+    "precision": Option(
+        "precision", "parallelism_precision", "numeric precision", ("fp32", "tf32", "bf16", "fp16"), "fp32", "bf16"
+    ),
+    "memory_format": Option(
+        "memory_format",
+        "parallelism_precision",
+        "tensor layout",
+        ("contiguous", "channels_last"),
+        "contiguous",
+        "channels_last",
+    ),
+    "compile_mode": Option(
+        "compile_mode",
+        "framework",
+        "torch.compile mode",
+        ("none", "default", "max-autotune", "reduce-overhead"),
+        "none",
+        "none",
+    ),
+    "num_workers": WorkersOption(
+        "num_workers", "framework", "data-loading workers for --data (default: cores per process - 1 on a GPU)"
+    ),
+}
+
+
+def set_backends(device: str, precision: str) -> None:
+    """TF32 only when asked for, cuDNN autotuning on CUDA."""
+    if device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = precision == "tf32"
+        torch.backends.cudnn.benchmark = True
+
+
+def memory_format(ctx: RunContext) -> torch.memory_format:
+    return torch.channels_last if ctx.settings.get("memory_format") == "channels_last" else torch.contiguous_format
+
+
+def mixed_precision(device: str, precision: str) -> tuple[Callable[[], Any], Any]:
+    """An autocast context factory for bf16/fp16 (a no-op otherwise) and a GradScaler for fp16."""
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    autocast = (lambda: torch.autocast(device, dtype=dtype)) if dtype else contextlib.nullcontext
+    scaler = torch.amp.GradScaler(device) if precision == "fp16" else None
+    return autocast, scaler
+
+
+def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
+    """DistributedDataParallel across the run's processes, then torch.compile if the settings ask for it."""
+    if ctx.dist.active:
+        from torch.nn.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)
+    compile_mode = ctx.settings.get("compile_mode") or "none"
+    if compile_mode != "none":
+        model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
+    return model
+
+
+def set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:
+    """One learning rate for every parameter group (each schedule here gives one rate per step)."""
+    for group in optimizer.param_groups:
+        group["lr"] = value

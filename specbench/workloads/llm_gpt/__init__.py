@@ -1,0 +1,1 @@
+"""CARAML's GPT training benchmark."""
