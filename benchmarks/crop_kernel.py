@@ -1,7 +1,7 @@
 """The GPU pipeline's crops of one batch: the fused Triton kernel (cropkernel.py) against crops.py's torch
 kernels (float planes of the batch, roi_align, flip, normalisation, copy into the channels_last batch),
 in the same run on the same batch. One batch of RandomResizedCrop regions of ImageNet's sizes (images
-380-520 x 300-420), packed as the hardware decoder leaves them (`benchmarks/probes/probe32.py`'s batch).
+380-520 x 300-420), packed as the hardware decoder leaves them (`lab/probes/probe32.py`'s batch).
 Prints each one's time per batch (the median of `--repeat`, CUDA events), the ratio torch / triton and
 the largest difference between their crops.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).parent / "probes"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lab" / "probes"))
 from probe32 import batch
 
 from specbench.data import cropkernel

@@ -32,7 +32,7 @@ from ruamel.yaml import YAML
 from specbench.data import cropkernel
 from specbench.data.imagedata import imagenet_loaders
 from specbench.data.imagenet import scan_tree
-from specbench.data.jpegloader import DeviceImageLoader
+from specbench.data.jpegloader import DeviceImageLoader, LoaderOptions
 from specbench.data.jpegtree import TreeSpec, default_processes, write_tree
 from specbench.power.trace import read_trace
 from specbench.spec import builtin
@@ -100,40 +100,39 @@ def loaders_alone(tree: Any, batch: int, device: str, smoke: bool) -> dict[str, 
     geometry = crop_geometry([3, 32, 32] if smoke else [3, 224, 224])
     workers = workers_per_process()
     decoder = "nvjpeg" if device == "cuda" else "libjpeg"
-    common: dict[str, Any] = {"batch_size": batch, "train": True, "geometry": geometry, "workers": workers, "seed": 1}
+    common: dict[str, Any] = {"batch_size": batch, "geometry": geometry, "workers": workers, "seed": 1}
     kernel = "triton" if cropkernel.available(device) else "torch"  # as `specbench execute` picks them
     if decoder == "nvjpeg":
         common.update(kernel=kernel, decode_threads=int(DATA_OPTIONS["data_decode_threads"].default(device) or 1))
     out: dict[str, Any] = {"workers": workers, "decoder": decoder, "kernel": kernel}
     steps = min(len(tree.train) // batch - 3, 60)
-    pipe = DeviceImageLoader(tree.root, tree.train, device=torch.device(device), decoder=decoder, **common)
-    keep = {"read": ("_decode_nvjpeg", "assemble"), "read+decode": ("assemble",), "all": ()}
-    out["hardware decoder"] = pipe.hardware is not None  # then nvjpeg decodes crop regions, in no _decode_nvjpeg
+    options = LoaderOptions(device=torch.device(device), decoder=decoder, **common)
+    pipe = DeviceImageLoader(tree.root, tree.train, options, train=True)
+    keep = {"read": ("decode", "assemble"), "read+decode": ("assemble",), "all": ()}
+    out["hardware decoder"] = pipe.hardware is not None  # then nvjpeg decodes crop regions, in no nvjpeg.decode
     if decoder != "nvjpeg":
         del keep["read+decode"]
     if pipe.hardware is not None:
         del keep["read"]
     for name, patched in keep.items():
-        if "_decode_nvjpeg" in patched:
-            pipe._decode_nvjpeg = lambda index, data: data  # type: ignore[method-assign]
+        if "decode" in patched:
+            pipe.nvjpeg.decode = lambda index, data: data  # type: ignore[method-assign]
         if "assemble" in patched:
             pipe.assemble = lambda index, images, *_: (images, torch.zeros(len(index)), None)  # type: ignore[method-assign]
         out["pipeline img/s" if name == "all" else f"pipeline {name} img/s"] = rate(pipe, steps, device)
         pipe.close_producer()
         for attribute in patched:
-            delattr(pipe, attribute)
+            delattr(pipe.nvjpeg if attribute == "decode" else pipe, attribute)
     pipe.close()
     if decoder == "nvjpeg":
-        auto = DeviceImageLoader(
-            tree.root, tree.train, device=torch.device(device), decoder=decoder, cpu_share="auto", **common
-        )
+        auto_options = LoaderOptions(device=torch.device(device), decoder=decoder, cpu_share="auto", **common)
+        auto = DeviceImageLoader(tree.root, tree.train, auto_options, train=True)
         out["pipeline data_cpu_share=auto img/s"] = rate(auto, steps, device)
         out["pipeline data_cpu_share=auto mean share"] = auto.share.mean
         auto.close()
         if kernel != "torch":
-            other = DeviceImageLoader(
-                tree.root, tree.train, device=torch.device(device), decoder=decoder, **{**common, "kernel": "torch"}
-            )
+            torch_options = LoaderOptions(device=torch.device(device), decoder=decoder, **{**common, "kernel": "torch"})
+            other = DeviceImageLoader(tree.root, tree.train, torch_options, train=True)
             out["pipeline augment_kernel=torch img/s"] = rate(other, steps, device)
             other.close()
     train, _ = imagenet_loaders(tree, geometry.size, geometry.resize, batch, workers, 1, pin=device == "cuda")

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import torchvision
 
-from specbench.data.jpegloader import DeviceImageLoader
+from specbench.data.jpegloader import DeviceImageLoader, LoaderOptions
 from specbench.workloads.resnet50.datapath import crop_geometry
 
 
@@ -53,11 +53,8 @@ def _timed(step: Any, batches: Any, count: int, batch: int) -> tuple[float, floa
 
 
 def _loader(tree: Any, batch: int, workers: int, depth: int, **options: Any) -> DeviceImageLoader:
-    return DeviceImageLoader(
-        tree.root,
-        tree.train,
+    chosen = LoaderOptions(
         batch_size=batch,
-        train=True,
         geometry=crop_geometry([3, 224, 224]),
         device=torch.device("cuda"),
         decoder=options.pop("decoder", "nvjpeg"),
@@ -66,6 +63,7 @@ def _loader(tree: Any, batch: int, workers: int, depth: int, **options: Any) -> 
         depth=depth,
         **options,
     )
+    return DeviceImageLoader(tree.root, tree.train, chosen, train=True)
 
 
 def probe(
@@ -73,7 +71,7 @@ def probe(
 ) -> dict[str, Any]:
     """img/s of the step on synthetic data and fed by the pipeline, per (workers, depth) or per loader variant.
 
-    A variant is a dict of DeviceImageLoader options (`cpu_share`, `stream_priority`, `decoder`), plus
+    A variant is a dict of LoaderOptions fields (`cpu_share`, `stream_priority`, `decoder`), plus
     `workers`, `depth` and `switch_interval` (sys.setswitchinterval while it runs); `alone: True` times the
     pipeline without training.
     """

@@ -29,7 +29,8 @@ from gpu_env import environment
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from specbench.accounting.flops import GptShape, gpt_train_flops_per_token
-from specbench.workloads.llm_gpt.executor import Plan, build_model, build_optimizer, output_loss
+from specbench.workloads.llm_gpt.model import build_model, build_optimizer, output_loss
+from specbench.workloads.llm_gpt.plan import Plan
 
 HIDDEN, LAYERS, HEADS, SEQUENCE, VOCAB, PADDED = 5120, 40, 32, 2048, 50257, 50304
 FLOPS_PER_TOKEN_13B = 82090567680  # specs/llm-gpt.yaml, variant 13B (model FLOPs, no recompute credit)

@@ -10,7 +10,7 @@ import sys
 import click
 
 from specbench import __version__
-from specbench.errors import EXIT_INTERNAL, EXIT_UNUSABLE, InputError, SpecbenchError
+from specbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_UNUSABLE, InputError, SpecbenchError
 
 COMMAND_MODULES = {
     "specs": "specs",
@@ -29,7 +29,8 @@ COMMAND_MODULES = {
 """Each subcommand's name and its module in `specbench.commands` (whose `command` it is)."""
 
 EPILOG = """\b
-Exit codes: 0 ok or compliant, 1 non-compliant, 2 unusable input or usage, 3 internal error (a bug).
+Exit codes: 0 ok or compliant, 1 non-compliant, 2 unusable input or usage, 3 internal error (a bug),
+4 a run crashed (execute), 130 interrupted.
 Docs: docs/spec-reference.md (spec format), README.md (quick start)."""
 
 
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
+    """The one mapping of errors to exit codes: a specbench error carries its own, anything else is a bug."""
     try:
         result = cli.main(args=argv, prog_name="specbench", standalone_mode=False)
     except InputError as err:
@@ -97,7 +99,7 @@ def _run(argv: list[str] | None) -> int:
         return err.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except click.ClickException as err:
         err.show()
         return EXIT_UNUSABLE if err.exit_code == 2 else err.exit_code

@@ -7,9 +7,14 @@ from pathlib import Path
 
 EXIT_OK = 0
 EXIT_NONCOMPLIANT = 1
+"""Non-compliant; for execute, a run that ended without reaching its target."""
 EXIT_UNUSABLE = 2
 EXIT_INTERNAL = 3
 """An error inside specbench itself (a bug), never a verdict on the input: the traceback is shown."""
+EXIT_RUN_FAILED = 4
+"""A run crashed (out of memory, an exception in the training); earlier runs are intact."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)."""
 
 
 def _display_path(file: str) -> str:
@@ -55,7 +60,7 @@ class Problem:
 
 
 class SpecbenchError(Exception):
-    """Base class of every error specbench raises on purpose."""
+    """Base class of every error specbench raises on purpose; the CLI exits with its `exit_code`."""
 
     exit_code = EXIT_UNUSABLE
 

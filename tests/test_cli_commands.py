@@ -50,3 +50,115 @@ def test_the_cli_raises_cudas_hardware_queues_unless_the_environment_sets_them(m
     monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
     assert main(["--help"]) == 0
     assert os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] == "4"
+
+
+def test_execute_options_give_workers_the_same_arguments(tmp_path, monkeypatch) -> None:
+    """to_argv: the run's own options, paths absolute, launch options left out; parsed again, the same options."""
+    from pathlib import Path
+
+    from specbench.commands.execute import command as execute
+    from specbench.run.options import ExecuteOptions
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my.yaml").write_text("id: x\n")
+    argv = ["my.yaml", "-p", "smoke", "-l", "system", "--runs", "2", "-o", "acme/box", "-s", "a=1", "-s", "b=2,3"]
+    argv += ["--data", "data", "--synthetic", "-d", "cpu", "-m", "none", "-i", "50", "--seed", "7"]
+    argv += ["--nproc-per-node", "2", "--rdzv-id", "job"]
+    options = ExecuteOptions.from_params(execute.make_context("execute", argv).params)
+    assert options.torchrun.nproc_per_node == 2 and options.torchrun.several and options.slurm is None
+    assert options.to_argv() == [
+        str(tmp_path / "my.yaml"), "--profile", "smoke", "--out", str(tmp_path / "acme" / "box"), "--device", "cpu",
+        "--power", "none", "--interval-ms", "50.0", "--level", "system", "--runs", "2", "--seed", "7",
+        "--set", "a=1", "--set", "b=2,3", "--data", str(tmp_path / "data"), "--synthetic",
+    ]  # fmt: skip
+    again = ExecuteOptions.from_params(execute.make_context("execute", options.to_argv()).params)
+    assert again.to_argv() == options.to_argv() and again.torchrun.nproc_per_node == 1
+    default = ExecuteOptions.from_params(execute.make_context("execute", ["resnet50"]).params)
+    assert default.to_argv() == [
+        "resnet50", "--profile", "official", "--out", str(tmp_path / default.out), "--device", "auto",
+        "--power", "auto", "--interval-ms", "100.0",
+    ]  # fmt: skip
+    assert default.out == Path("submissions") / "local" / default.out.name
+
+
+def test_execute_launches_torchrun_with_the_workers_arguments(tmp_path, monkeypatch, capsys) -> None:
+    import specbench.commands.execute as execute_module
+
+    launched: list[list[str]] = []
+    monkeypatch.setattr(execute_module.subprocess, "call", lambda command: launched.append(command) or 5)
+    out = tmp_path / "acme" / "box"
+    assert main(["execute", "resnet50", "-p", "smoke", "--nproc-per-node", "2", "-o", str(out), "--seed", "5"]) == 5
+    (command,) = launched
+    assert command == [
+        sys.executable, "-m", "specbench.run.launch", "--nproc-per-node=2", "--nnodes=1", "--standalone",
+        "-m", "specbench.cli", "execute", "resnet50", "--profile", "smoke", "--out", str(out), "--device", "auto",
+        "--power", "auto", "--interval-ms", "100.0", "--seed", "5",
+    ]  # fmt: skip
+    assert capsys.readouterr().err == "launching: " + " ".join(command) + "\n"
+
+
+def _leaf_commands():
+    import click
+
+    for name, module in COMMAND_MODULES.items():
+        command = importlib.import_module(f"specbench.commands.{module}").command
+        subcommands = command.commands.items() if isinstance(command, click.Group) else [("", command)]
+        for sub, leaf in subcommands:
+            yield f"{name} {sub}".strip(), leaf
+
+
+def test_an_option_has_the_same_short_form_in_every_command() -> None:
+    """A long option that several commands share has one short option everywhere; none clashes within a command."""
+    import click
+
+    shorts: dict[str, dict[str, list[str]]] = {}
+    for name, command in _leaf_commands():
+        given = [opt for param in command.params if isinstance(param, click.Option) for opt in param.opts]
+        assert len(given) == len(set(given)), name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                for long in (opt for opt in param.opts if opt.startswith("--")):
+                    shorts.setdefault(long, {})[name] = sorted(opt for opt in param.opts if not opt.startswith("--"))
+    expected = {"--out": ["-o"], "--format": ["-f"], "--profile": ["-p"], "--level": ["-l"], "--spec": ["-S"]}
+    expected |= {"--set": ["-s"], "--jobs": ["-j"], "--werror": ["-W"], "--allowed-signers": ["-a"]}
+    expected |= {"--device": ["-d"], "--power": ["-m"], "--interval-ms": ["-i"], "--seed": []}
+    shared = {long: by for long, by in shorts.items() if len(by) > 1}
+    assert set(shared) <= set(expected), set(shared) - set(expected)
+    for long, by in shorts.items():
+        if long in expected:
+            assert by == dict.fromkeys(by, expected[long]), long
+
+
+def test_errors_map_to_exit_codes_in_one_place(monkeypatch, capsys) -> None:
+    """A specbench error exits with its own code and one line; anything else is a bug: exit 3 with the traceback."""
+    import specbench.commands.specs as specs
+    from specbench.errors import EXIT_INTERNAL, EXIT_RUN_FAILED
+    from specbench.run.request import RunCrashed
+
+    def crash() -> None:
+        raise RunCrashed("run 1 did not complete: out of device memory")
+
+    monkeypatch.setattr(specs, "spec_rows", crash)
+    assert main(["specs"]) == EXIT_RUN_FAILED == 4
+    assert capsys.readouterr().err == "error: run 1 did not complete: out of device memory\n"
+
+    def bug() -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(specs, "spec_rows", bug)
+    assert main(["specs"]) == EXIT_INTERNAL == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.endswith("this is a bug, not a verdict on the input\n")
+
+
+def test_host_facts_are_read_once_and_name_the_default_folder() -> None:
+    import socket
+
+    from specbench.host import Host, host
+    from specbench.run.options import default_out
+
+    assert host() is host() and host().hostname == socket.gethostname()
+    assert default_out().parts[:2] == ("submissions", "local") and default_out().name == host().safe_name
+    odd = Host("a b/c", "Linux", "6", None, "", 1, None, "3.11")
+    assert odd.safe_name == "a-b-c" and odd.cpu_name is None
+    assert Host("", "Linux", "6", "", "x86_64", 1, None, "3.11").safe_name == "localhost"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 
-h5py = pytest.importorskip("h5py")
+from specbench.cli import main
+from specbench.data.climate import CHANNELS, CamSplit, generate, mean_iou
+from specbench.errors import UsageError
 
-from specbench.cli import main  # noqa: E402
-from specbench.data.climate import CHANNELS, CamSplit, generate, mean_iou  # noqa: E402
-from specbench.errors import UsageError  # noqa: E402
+pytestmark = pytest.mark.needs("numpy", "h5py")
 
 
 @pytest.fixture(scope="module")

@@ -10,16 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchvision")
-pytest.importorskip("triton")
+from specbench.data import cropkernel
+from specbench.data.imagenet import ImageTree, scan_tree
+from specbench.data.jpegloader import DeviceImageLoader, Geometry, LoaderOptions
+from specbench.data.jpegtree import TreeSpec, write_tree
+from specbench.errors import UsageError
 
-from specbench.data import cropkernel  # noqa: E402
-from specbench.data.imagenet import ImageTree, scan_tree  # noqa: E402
-from specbench.data.jpegloader import DeviceImageLoader, Geometry  # noqa: E402
-from specbench.data.jpegtree import TreeSpec, write_tree  # noqa: E402
-from specbench.errors import UsageError  # noqa: E402
+pytestmark = pytest.mark.needs("torch", "torchvision", "triton")
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 # Triton 3.6's interpreter (the GPU machine's) fails on a loop bounded by a loaded value; 3.8's runs the kernel
@@ -84,16 +83,17 @@ from pathlib import Path
 import torch
 warnings.simplefilter("ignore")
 from specbench.data.imagenet import scan_tree
-from specbench.data.jpegloader import DeviceImageLoader, Geometry
+from specbench.data.jpegloader import DeviceImageLoader, Geometry, LoaderOptions
 
 tree = scan_tree(Path(sys.argv[1]))
 report = {}
 for train in (True, False):
     batches = {}
     for kernel in ("torch", "triton"):
-        loader = DeviceImageLoader(
-            tree.root, tree.train if train else tree.val, batch_size=4, train=train, geometry=Geometry(32, 37),
-            device=torch.device("cpu"), decoder="libjpeg", workers=2, seed=3, kernel=kernel)
+        options = LoaderOptions(
+            batch_size=4, geometry=Geometry(32, 37), device=torch.device("cpu"), decoder="libjpeg", workers=2,
+            seed=3, kernel=kernel)
+        loader = DeviceImageLoader(tree.root, tree.train if train else tree.val, options, train=train)
         try:
             batches[kernel] = list(loader.epoch(1))[:3]
         finally:
@@ -109,16 +109,10 @@ print(json.dumps(report))
 def device_loader(tree: ImageTree, train: bool, device: str, decoder: str, kernel: str, **kw: Any) -> DeviceImageLoader:
     split = tree.train if train else tree.val
     options: dict[str, Any] = {"batch_size": 4, "workers": 2, "seed": 3, **kw}
-    return DeviceImageLoader(
-        tree.root,
-        split,
-        train=train,
-        geometry=Geometry(32, 37),
-        device=torch.device(device),
-        decoder=decoder,
-        kernel=kernel,
-        **options,
+    chosen = LoaderOptions(
+        geometry=Geometry(32, 37), device=torch.device(device), decoder=decoder, kernel=kernel, **options
     )
+    return DeviceImageLoader(tree.root, split, chosen, train=train)
 
 
 def interpreted(script: str, *args: str) -> dict[str, object]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+import torchvision.transforms as T
+import torchvision.transforms.functional as F
 
-torch = pytest.importorskip("torch")
-T = pytest.importorskip("torchvision.transforms")
-F = pytest.importorskip("torchvision.transforms.functional")
-
-from specbench.data.crops import (  # noqa: E402
+from specbench.data.crops import (
     canvas_groups,
     center_boxes,
     crop_boxes_xyxy,
@@ -20,6 +19,8 @@ from specbench.data.crops import (  # noqa: E402
     random_resized_boxes,
     resized_crops,
 )
+
+pytestmark = pytest.mark.needs("torch", "torchvision", "numpy")
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 NORM = normalisation(MEAN, STD, "cpu")

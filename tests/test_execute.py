@@ -13,19 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchvision")
-pytest.importorskip("mlperf_logging")
+from specbench.cli import main
+from specbench.files import sha256_file
+from specbench.power.base import Device, Meter, PowerValues
+from specbench.run import harness
+from specbench.spec.result import RunResult
+from specbench.spec.system import SubmissionMeta, SystemDescription
+from specbench.spec.yamlio import load_yaml
+from specbench.workloads.resnet50.executor import ResNet50Executor
 
-from specbench.cli import main  # noqa: E402
-from specbench.files import sha256_file  # noqa: E402
-from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
-from specbench.run import harness  # noqa: E402
-from specbench.spec.result import RunResult  # noqa: E402
-from specbench.spec.system import SubmissionMeta, SystemDescription  # noqa: E402
-from specbench.spec.yamlio import load_yaml  # noqa: E402
-from specbench.workloads.resnet50.executor import ResNet50Executor  # noqa: E402
+pytestmark = pytest.mark.needs("torch", "torchvision", "mlperf_logging")
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -291,7 +290,8 @@ def test_out_of_memory_is_reported_with_its_fix(
 
     monkeypatch.setattr(ResNet50Executor, "train", oom)
     out = tmp_path / "acme" / "box"
-    assert main(["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]) == 3
+    code = main(["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)])
+    assert code == harness.EXIT_RUN_FAILED == 4  # a crashed run, not an internal error (3)
     (result,) = results(out / "caraml-resnet50")
     assert result["status"] == "incomplete"
     assert (

@@ -6,24 +6,26 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchvision")
-pytest.importorskip("mlperf_logging")
+from specbench.cli import main
+from specbench.data.jpegtree import TreeSpec, write_tree
+from specbench.errors import UsageError
+from specbench.run.config import build_configs
+from specbench.spec.loader import load_spec
+from specbench.spec.resolve import resolve
+from specbench.spec.yamlio import load_yaml
+from specbench.validator import validate_submission
+from specbench.workloads import conv as common
+from specbench.workloads.conv import WorkersOption
+from specbench.workloads.resnet50.executor import ResNet50Executor
 
-from specbench.cli import main  # noqa: E402
-from specbench.data.jpegtree import TreeSpec, write_tree  # noqa: E402
-from specbench.errors import UsageError  # noqa: E402
-from specbench.run.config import build_configs  # noqa: E402
-from specbench.spec.loader import load_spec  # noqa: E402
-from specbench.spec.resolve import resolve  # noqa: E402
-from specbench.spec.yamlio import load_yaml  # noqa: E402
-from specbench.validator import validate_submission  # noqa: E402
-from specbench.workloads import conv as common  # noqa: E402
-from specbench.workloads.conv import WorkersOption  # noqa: E402
-from specbench.workloads.resnet50.executor import EXECUTOR  # noqa: E402
+EXECUTOR = ResNet50Executor()
 
-pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
+pytestmark = [
+    pytest.mark.needs("torch", "torchvision", "mlperf_logging"),
+    pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning"),
+]
 
 SPEC = str(Path(__file__).parent / "data" / "specs" / "valid" / "resnet50-jpeg-tree.yaml")
 TREE = TreeSpec(

@@ -8,20 +8,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchvision")
-pytest.importorskip("mlperf_logging")
-pytest.importorskip("h5py")
+from specbench.cli import main
+from specbench.data.climate import generate, mean_iou
+from specbench.spec.loader import apply_profile, load_spec
+from specbench.spec.result import RunResult
+from specbench.spec.yamlio import load_yaml
+from specbench.validator import validate_submission
+from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus, train_flops_per_sample
+from specbench.workloads.extreme_weather.executor import class_weights, iou_sum, learning_rate
 
-from specbench.cli import main  # noqa: E402
-from specbench.data.climate import generate, mean_iou  # noqa: E402
-from specbench.spec.loader import apply_profile, load_spec  # noqa: E402
-from specbench.spec.result import RunResult  # noqa: E402
-from specbench.spec.yamlio import load_yaml  # noqa: E402
-from specbench.validator import validate_submission  # noqa: E402
-from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus, train_flops_per_sample  # noqa: E402
-from specbench.workloads.extreme_weather.executor import class_weights, iou_sum, learning_rate  # noqa: E402
+pytestmark = pytest.mark.needs("torch", "torchvision", "mlperf_logging", "h5py")
 
 REPO = Path(__file__).resolve().parent.parent
 

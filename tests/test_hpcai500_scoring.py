@@ -10,6 +10,8 @@ from specbench.cli import main
 from specbench.scoring.leaderboard import build
 from specbench.validator import validate_submission
 
+pytestmark = pytest.mark.needs("torch", "torchvision", "mlperf_logging")
+
 SPEC = """\
 format_version: 1
 extends: resnet50

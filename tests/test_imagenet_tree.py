@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("PIL")
-
 from specbench.data.imagenet import scan_tree
 from specbench.data.jpegtree import TreeSpec, wnid, write_tree
 from specbench.errors import UsageError
 
-pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
+pytestmark = [
+    pytest.mark.needs("numpy", "PIL"),
+    pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning"),
+]
 
 
 SMALL = {"classes": 3, "train_per_class": 2, "val_per_class": 2, "widths": (20, 24), "heights": (16, 20)}

@@ -6,16 +6,17 @@ import threading
 from pathlib import Path
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("torchvision")
+from specbench.data.imagenet import ImageTree, scan_tree
+from specbench.data.jpegloader import DeviceImageLoader, Geometry, LoaderOptions, ShareControl
+from specbench.data.jpegtree import TreeSpec, write_tree
+from specbench.errors import UsageError
 
-from specbench.data.imagenet import ImageTree, scan_tree  # noqa: E402
-from specbench.data.jpegloader import DeviceImageLoader, Geometry, ShareControl  # noqa: E402
-from specbench.data.jpegtree import TreeSpec, write_tree  # noqa: E402
-from specbench.errors import UsageError  # noqa: E402
-
-pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
+pytestmark = [
+    pytest.mark.needs("torch", "torchvision"),
+    pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning"),
+]
 
 
 GEOMETRY = Geometry(size=32, resize=37)
@@ -33,7 +34,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> ImageTree:
 def loader(tree: ImageTree, train: bool = True, device: str = "cpu", **kw: object) -> DeviceImageLoader:
     options: dict[str, object] = {"decoder": "libjpeg", "workers": 2, "seed": 5, "batch_size": 4, **kw}
     split = tree.train if train else tree.val
-    return DeviceImageLoader(tree.root, split, train=train, geometry=GEOMETRY, device=torch.device(device), **options)  # type: ignore[arg-type]
+    chosen = LoaderOptions(geometry=GEOMETRY, device=torch.device(device), **options)  # type: ignore[arg-type]
+    return DeviceImageLoader(tree.root, split, chosen, train=train)
 
 
 def test_an_epoch_gives_each_image_once_with_its_label_normalised(tree: ImageTree) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
+from specbench.workloads import lars
 
-from specbench.workloads import lars  # noqa: E402
+pytestmark = pytest.mark.needs("torch")
 
 HP = {
     "opt_name": "lars",
@@ -53,11 +54,12 @@ def test_the_rate_warms_up_linearly_then_decays_polynomially_to_the_end_rate() -
 
 def test_a_lars_spec_records_lars_defaults_not_sgd_ones() -> None:
     from specbench.spec import load_spec, resolve
-    from specbench.workloads.resnet50.executor import EXECUTOR
+    from specbench.workloads.resnet50.executor import ResNet50Executor
 
-    defaults = EXECUTOR.defaults_for(resolve(load_spec("mlperf-resnet50"), "smoke"))
+    executor = ResNet50Executor()
+    defaults = executor.defaults_for(resolve(load_spec("mlperf-resnet50"), "smoke"))
     assert defaults == {"lars_trust_coefficient": 0.001, "label_smoothing": 0.1, "zero_init_residual": True}
     assert (
         "optimizer" not in defaults
-        and EXECUTOR.defaults_for(resolve(load_spec("resnet50"), "smoke"))["optimizer"] == "sgd"
+        and executor.defaults_for(resolve(load_spec("resnet50"), "smoke"))["optimizer"] == "sgd"
     )

@@ -6,17 +6,19 @@ import contextlib
 from typing import Any
 
 import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from specbench.accounting.flops import GptShape, gpt_train_flops_per_token
+from specbench.spec.loader import load_spec
+from specbench.spec.resolve import resolve
+from specbench.workloads.llm_gpt.data import random_batches
+from specbench.workloads.llm_gpt.model import build_model, build_optimizer, output_loss
+from specbench.workloads.llm_gpt.plan import Plan, hardware_flops_per_token
+from specbench.workloads.llm_gpt.step import State, train_step
 
-import torch.nn.functional as F  # noqa: E402
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
-
-from specbench.accounting.flops import GptShape, gpt_train_flops_per_token  # noqa: E402
-from specbench.spec.loader import load_spec  # noqa: E402
-from specbench.spec.resolve import resolve  # noqa: E402
-from specbench.workloads.llm_gpt import executor as llm_gpt  # noqa: E402
+pytestmark = pytest.mark.needs("torch", "transformers")
 
 
 def non_matmul_parameters(shape: GptShape) -> int:
@@ -78,17 +80,15 @@ def test_tiny_smoke_variant_flops_match_the_formula() -> None:
     assert counted == pytest.approx(gpt_train_flops_per_token(shape) - 6 * non_matmul_parameters(shape), rel=1e-12)
 
 
-def make_state(plan: llm_gpt.Plan, hyperparameters: dict[str, Any]) -> llm_gpt.State:
+def make_state(plan: Plan, hyperparameters: dict[str, Any]) -> State:
     torch.manual_seed(0)
-    model = llm_gpt.build_model(plan, hyperparameters, "cpu")
-    optimizer = llm_gpt.build_optimizer(model, hyperparameters, plan)
-    batches = llm_gpt._random_batches(plan, "cpu", seed=1)
-    return llm_gpt.State(
-        plan, model, optimizer, None, contextlib.nullcontext, llm_gpt.output_loss, batches, None, 10_000, 10
-    )
+    model = build_model(plan, hyperparameters, "cpu")
+    optimizer = build_optimizer(model, hyperparameters, plan)
+    batches = random_batches(plan, "cpu", seed=1)
+    return State(plan, model, optimizer, None, contextlib.nullcontext, output_loss, batches, None, 10_000, 10)
 
 
-def tiny_plan(**changes: Any) -> llm_gpt.Plan:
+def tiny_plan(**changes: Any) -> Plan:
     fields: dict[str, Any] = {
         "variant": "t",
         "shape": GptShape(hidden=32, layers=2, heads=2, sequence=16, vocab=200),
@@ -102,7 +102,7 @@ def tiny_plan(**changes: Any) -> llm_gpt.Plan:
         "fused_optimizer": False,
         "padded_vocab": 200,
     }
-    return llm_gpt.Plan(**{**fields, **changes})
+    return Plan(**{**fields, **changes})
 
 
 @pytest.mark.parametrize(
@@ -114,9 +114,9 @@ def test_the_executor_step_does_exactly_the_counted_hardware_flops(padded_vocab:
     state = make_state(plan, {"dropout": 0.0})
     counter = FlopCounterMode(display=False)
     with counter:
-        llm_gpt.train_step(state, {"dropout": 0.0})
+        train_step(state, {"dropout": 0.0})
     tokens = plan.global_batch * plan.shape.sequence
-    assert counter.get_total_flops() == pytest.approx(llm_gpt.hardware_flops_per_token(plan) * tokens, rel=1e-12)
+    assert counter.get_total_flops() == pytest.approx(hardware_flops_per_token(plan) * tokens, rel=1e-12)
     model_flops = gpt_train_flops_per_token(plan.shape) - 6 * non_matmul_parameters(plan.shape)
     extra = counter.get_total_flops() / tokens - model_flops
     recompute = 2 * (2 * 8 * 32 * 32 + 4 * 32 * 16)  # per layer: the block's forward up to the MLP's last matmul

@@ -11,20 +11,22 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("mlperf_logging")
+from specbench.accounting.flops import GptShape
+from specbench.cli import main
+from specbench.data import tokens as tok
+from specbench.power.base import Device, Meter, PowerValues
+from specbench.run import harness
+from specbench.spec.result import RunResult
+from specbench.spec.system import SubmissionMeta
+from specbench.spec.yamlio import load_yaml
+from specbench.workloads.llm_gpt.data import to_device
+from specbench.workloads.llm_gpt.model import build_model, build_optimizer, compile_regions, output_loss
+from specbench.workloads.llm_gpt.plan import Plan
+from specbench.workloads.llm_gpt.step import State, forward_loss, learning_rate, train_step
 
-from specbench.accounting.flops import GptShape  # noqa: E402
-from specbench.cli import main  # noqa: E402
-from specbench.data import tokens as tok  # noqa: E402
-from specbench.power.base import Device, Meter, PowerValues  # noqa: E402
-from specbench.run import harness  # noqa: E402
-from specbench.spec.result import RunResult  # noqa: E402
-from specbench.spec.system import SubmissionMeta  # noqa: E402
-from specbench.spec.yamlio import load_yaml  # noqa: E402
-from specbench.workloads.llm_gpt import executor as llm_gpt  # noqa: E402
+pytestmark = pytest.mark.needs("torch", "transformers", "mlperf_logging")
 
 REPO = Path(__file__).resolve().parent.parent
 TINY_TOKENS_PER_STEP = 16 * 128
@@ -247,7 +249,7 @@ def test_a_token_file_whose_size_disagrees_with_its_sidecar_is_refused(
 # the training step's arithmetic
 
 
-def plan(**changes: Any) -> llm_gpt.Plan:
+def plan(**changes: Any) -> Plan:
     fields: dict[str, Any] = {
         "variant": "t",
         "shape": GptShape(hidden=32, layers=2, heads=2, sequence=16, vocab=200),
@@ -261,23 +263,23 @@ def plan(**changes: Any) -> llm_gpt.Plan:
         "fused_optimizer": False,
         "padded_vocab": 200,
     }
-    return llm_gpt.Plan(**{**fields, **changes})
+    return Plan(**{**fields, **changes})
 
 
 HP = {"dropout": 0.0, "learning_rate": 1e-3, "grad_clip_norm": 0.0}
 
 
-def state_for(p: llm_gpt.Plan, windows: np.ndarray, seed: int = 0) -> llm_gpt.State:
+def state_for(p: Plan, windows: np.ndarray, seed: int = 0) -> State:
     torch.manual_seed(seed)
-    model = llm_gpt.build_model(p, HP, "cpu")
-    optimizer = llm_gpt.build_optimizer(model, HP, p)
-    micro = (llm_gpt._to_device(windows[i : i + p.micro_batch], "cpu") for i in range(0, len(windows), p.micro_batch))
+    model = build_model(p, HP, "cpu")
+    optimizer = build_optimizer(model, HP, p)
+    micro = (to_device(windows[i : i + p.micro_batch], "cpu") for i in range(0, len(windows), p.micro_batch))
     autocast: Any = contextlib.nullcontext
     if p.precision != "fp32":
         dtype = torch.bfloat16 if p.precision == "bf16" else torch.float16
         autocast = lambda: torch.autocast("cpu", dtype=dtype)  # noqa: E731
     scaler = torch.amp.GradScaler("cpu") if p.precision == "fp16" else None
-    return llm_gpt.State(p, model, optimizer, scaler, autocast, llm_gpt.output_loss, micro, None, 1000, 10)
+    return State(p, model, optimizer, scaler, autocast, output_loss, micro, None, 1000, 10)
 
 
 def windows(count: int = 4, seed: int = 0) -> np.ndarray:
@@ -287,7 +289,7 @@ def windows(count: int = 4, seed: int = 0) -> np.ndarray:
 def test_accumulating_two_micro_batches_equals_one_batch_of_both() -> None:
     data = windows()
     whole, split = state_for(plan(), data), state_for(plan(micro_batch=2, accumulation=2), data)
-    loss_whole, loss_split = llm_gpt.train_step(whole, HP), llm_gpt.train_step(split, HP)
+    loss_whole, loss_split = train_step(whole, HP), train_step(split, HP)
     assert float(loss_whole) == pytest.approx(float(loss_split), rel=1e-5)
     for a, b in zip(whole.model.parameters(), split.model.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
@@ -302,8 +304,8 @@ def test_padding_the_vocabulary_leaves_the_model_and_its_gradients_unchanged() -
         for a, b in zip(plain.model.transformer.h.parameters(), padded.model.transformer.h.parameters(), strict=True):
             b.copy_(a)
         padded.model.transformer.wpe.weight.copy_(plain.model.transformer.wpe.weight)
-    inputs, targets = llm_gpt._to_device(data, "cpu")
-    losses = [llm_gpt.forward_loss(s, inputs, targets) for s in (plain, padded)]
+    inputs, targets = to_device(data, "cpu")
+    losses = [forward_loss(s, inputs, targets) for s in (plain, padded)]
     torch.testing.assert_close(losses[0], losses[1])
     losses[1].backward()
     grad = padded.model.transformer.wte.weight.grad
@@ -315,7 +317,7 @@ def test_padding_the_vocabulary_leaves_the_model_and_its_gradients_unchanged() -
 def test_each_precision_takes_a_finite_step_that_moves_the_weights(precision: str) -> None:
     state = state_for(plan(precision=precision), windows())
     before = [p.detach().clone() for p in state.model.parameters()]
-    loss = llm_gpt.train_step(state, HP)
+    loss = train_step(state, HP)
     assert torch.isfinite(loss)
     assert any(not torch.equal(a, b) for a, b in zip(before, state.model.parameters(), strict=True))
 
@@ -329,10 +331,10 @@ def test_compiled_blocks_share_one_graph_and_match_eager(monkeypatch: pytest.Mon
     compiled = state_for(plan(compile_mode="default"), data)
     torch._dynamo.reset()
     counters.clear()
-    compiled.loss_fn = llm_gpt.compile_regions(compiled.model, "default", backend="aot_eager")
-    inputs, targets = llm_gpt._to_device(data, "cpu")
-    expected = llm_gpt.forward_loss(eager, inputs, targets)
-    got = llm_gpt.forward_loss(compiled, inputs, targets)
+    compiled.loss_fn = compile_regions(compiled.model, "default", backend="aot_eager")
+    inputs, targets = to_device(data, "cpu")
+    expected = forward_loss(eager, inputs, targets)
+    got = forward_loss(compiled, inputs, targets)
     torch.testing.assert_close(got, expected)
     assert counters["stats"]["unique_graphs"] == 2
     assert sum(counters["recompiles"].values()) == 0
@@ -341,7 +343,7 @@ def test_compiled_blocks_share_one_graph_and_match_eager(monkeypatch: pytest.Mon
 
 def test_learning_rate_warms_up_linearly_then_decays_to_the_floor() -> None:
     hp = {"learning_rate": 1.0, "min_learning_rate": 0.1, "lr_warmup_steps": 4}
-    lrs = [llm_gpt.learning_rate(hp, step, 14) for step in range(15)]
+    lrs = [learning_rate(hp, step, 14) for step in range(15)]
     assert lrs[:4] == [0.25, 0.5, 0.75, 1.0]
     assert lrs[4] == pytest.approx(1.0) and lrs[9] == pytest.approx(0.55) and lrs[14] == pytest.approx(0.1)
     assert all(a >= b for a, b in itertools.pairwise(lrs[4:]))

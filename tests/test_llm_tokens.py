@@ -12,6 +12,8 @@ import pytest
 from specbench.data import tokens as tok
 from specbench.errors import UsageError
 
+pytestmark = pytest.mark.needs("numpy")
+
 
 def test_write_then_open_round_trips_through_a_memory_map(tmp_path: Path) -> None:
     train, held_out = np.arange(1000) % 300, np.arange(50) % 7

@@ -4,10 +4,11 @@ The executor writes result.json with it, the validator recomputes every number o
 it from the log, the trace, the spec and system.yaml, the scorer ranks only what it recomputed, and
 the MLPerf importer uses it too. Nothing here reads a file or imports torch.
 
-Valid FLOPS (HPC AI500 V2) = FLOPS x q^n, where q = achieved/target for higher-is-better metrics
-(target/achieved for lower-is-better), capped at 1 when the spec says so, and n is the spec's
-penalty exponent. Valid FLOPS per watt = Valid FLOPS / mean power over the timed window, which
-equals valid FLOPs per joule.
+Valid FLOPS (HPC AI500 V2) = FLOPS x q^n, where q = credited/target for higher-is-better metrics
+(target/credited for lower-is-better), capped at 1 when the spec says so, and n is the spec's
+penalty exponent; the credited quality is the one accounting.quality credits by the scoring method
+(HPC AI500 calls it the achieved quality). Valid FLOPS per watt = Valid FLOPS / mean power over the
+timed window, which equals valid FLOPs per joule.
 """
 
 from __future__ import annotations
@@ -15,26 +16,28 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
+from specbench.accounting.quality import Direction
 from specbench.spec.resolve import ResolvedSpec
 
-Direction = Literal["higher", "lower"]
+REPORT_KEYS = {"credited": "achieved"}
+"""Report keys that differ from the attribute: reports and leaderboards have always said `achieved`."""
 
 
-def quality_ratio(achieved: float, target: float, direction: Direction, cap: bool = True) -> float:
-    """achieved/target (higher is better) or target/achieved (lower is better), capped at 1 if `cap`."""
-    if achieved <= 0 or target <= 0 or not math.isfinite(achieved):
+def quality_ratio(credited: float, target: float, direction: Direction, cap: bool = True) -> float:
+    """credited/target (higher is better) or target/credited (lower is better), capped at 1 if `cap`."""
+    if credited <= 0 or target <= 0 or not math.isfinite(credited):
         return 0.0
-    ratio = achieved / target if direction == "higher" else target / achieved
+    ratio = credited / target if direction == "higher" else target / credited
     return min(1.0, ratio) if cap else ratio
 
 
 def valid_flops(
-    flops_per_s: float, achieved: float, target: float, direction: Direction, exponent: float, cap: bool = True
+    flops_per_s: float, credited: float, target: float, direction: Direction, exponent: float, cap: bool = True
 ) -> float:
     """FLOPS x quality_ratio^n: full credit at the target, a steep penalty below it."""
-    return flops_per_s * quality_ratio(achieved, target, direction, cap) ** exponent
+    return flops_per_s * quality_ratio(credited, target, direction, cap) ** exponent
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,8 @@ class Evidence:
 
     duration_s: float | None
     samples: int | None
-    achieved: float | None
+    credited: float | None
+    """The quality the scoring method credits the run with (accounting.quality)."""
     energy_j: float | None
     devices: int
 
@@ -148,7 +152,8 @@ class Accounts:
     samples: int | None
     model_flops: float | None
     flops_per_s: float | None
-    achieved: float | None
+    credited: float | None
+    """The quality the run is credited with, under the report key `achieved`."""
     quality_ratio: float | None
     penalty_factor: float | None
     """quality_ratio^n: what Valid FLOPS multiplies FLOPS by (1 at or above the target)."""
@@ -162,7 +167,20 @@ class Accounts:
     energy_per_sample_j: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The numbers under their report keys (REPORT_KEYS)."""
+        return {REPORT_KEYS.get(key, key): value for key, value in asdict(self).items()}
+
+
+def computed_flops_per_s(
+    flops_per_sample: float | None, samples: int | None, time_s: float | None, devices: int = 1
+) -> float | None:
+    """FLOPs per sample x samples processed / time / devices: the rate a run computed, whatever its accounting ranks.
+
+    Physics bounds it by the peak and the roofline places it; under `fixed_problem` it is not `flops_per_s`.
+    """
+    if not flops_per_sample or not samples or not time_s:
+        return None
+    return flops_per_sample * samples / time_s / devices
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -177,8 +195,8 @@ def account(problem: Problem, evidence: Evidence, peak_flops_per_device: float |
     ratio = valid = penalty = None
     if problem.quality is not None:
         q = problem.quality
-        if evidence.achieved is not None:
-            ratio = quality_ratio(evidence.achieved, q.target, q.direction, q.cap_ratio)
+        if evidence.credited is not None:
+            ratio = quality_ratio(evidence.credited, q.target, q.direction, q.cap_ratio)
             penalty = ratio**q.penalty_exponent
             valid = rate * penalty if rate is not None else None
     else:
@@ -190,7 +208,7 @@ def account(problem: Problem, evidence: Evidence, peak_flops_per_device: float |
         samples=evidence.samples,
         model_flops=flops,
         flops_per_s=rate,
-        achieved=evidence.achieved,
+        credited=evidence.credited,
         quality_ratio=ratio,
         penalty_factor=penalty,
         valid_flops_per_s=valid,

@@ -13,7 +13,7 @@ def command() -> None:
 
 
 @command.command(name="extreme-weather")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
 @click.option(
     "--samples", type=click.IntRange(min=2), required=True, help="Files in all (about 20% go to validation/)."
 )

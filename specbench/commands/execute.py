@@ -2,42 +2,18 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from specbench.errors import UsageError
+from specbench.files import atomic_write_text
+from specbench.run import launch
+from specbench.run.options import DEFAULT_RDZV_ID, ExecuteOptions, Slurm
 from specbench.spec.rules import LEVELS
-
-
-def default_out() -> Path:
-    host = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in socket.gethostname())[:64] or "localhost"
-    return Path("submissions") / "local" / host
-
-
-def worker_args(
-    spec: str, profile: str, level: str | None, runs: int | None, out: Path, sets: tuple[str, ...],
-    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float, seed: int | None = None,
-) -> list[str]:  # fmt: skip
-    """The `specbench execute` arguments each process of a launched job runs with (absolute paths)."""
-    spec_path = Path(spec)
-    args = [str(spec_path.resolve()) if spec_path.is_file() else spec, "--profile", profile]
-    args += ["--out", str(out.resolve()), "--device", device, "--power", power, "--interval-ms", repr(interval_ms)]
-    if level:
-        args += ["--level", level]
-    if runs:
-        args += ["--runs", str(runs)]
-    if seed is not None:
-        args += ["--seed", str(seed)]
-    for item in sets:
-        args += ["--set", item]
-    if data is not None:
-        args += ["--data", str(data.resolve())]
-    if synthetic:
-        args.append("--synthetic")
-    return args
 
 
 @click.command(
@@ -45,28 +21,32 @@ def worker_args(
     epilog="""\b
 Exit codes: 0 every run reached its target (or completed, for throughput);
 1 a run failed to reach its target; 2 unusable spec, options or data;
-3 a run crashed (out of memory, ...); 130 interrupted. Runs already in
---out are kept and counted: executing again continues with the next run.
+3 internal error (a bug); 4 a run crashed (out of memory, an exception
+in the training; details in run_N/error.txt); 130 interrupted. Runs
+already in --out are kept and counted: executing again continues with
+the next run.
 With --nproc-per-node or --nnodes the exit code is that of the first
 process that failed (each failed process is named in one line).
 See docs/execute.md and docs/distributed.md.""",
 )
 @click.argument("spec")
-@click.option("--profile", default="official", show_default=True, help="Profile: official, smoke, ...")
+@click.option("--profile", "-p", default="official", show_default=True, help="Profile: official, smoke, ...")
 @click.option(
-    "--level", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first]."
+    "--level", "-l", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first]."
 )
 @click.option(
     "--runs", type=click.IntRange(min=1), default=None, help="Completed runs wanted [default: the spec's count]."
 )
 @click.option(
     "--out",
+    "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Submission folder ORG/SYSTEM [default: submissions/local/<hostname>].",
 )
 @click.option(
     "--set",
+    "-s",
     "sets",
     multiple=True,
     metavar="KEY=VALUE",
@@ -81,16 +61,22 @@ See docs/execute.md and docs/distributed.md.""",
 @click.option(
     "--synthetic", is_flag=True, help="Random tensors on the device (throughput only; never ranked for quality)."
 )
-@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True)
+@click.option("--device", "-d", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True)
 @click.option(
     "--power",
+    "-m",
     default="auto",
     show_default=True,
     metavar="auto|none|nvml,rapl,...",
     help="Power meters; 'none' runs unmeasured (the result says so and is not ranked per watt).",
 )
 @click.option(
-    "--interval-ms", type=click.FloatRange(10, 60000), default=100.0, show_default=True, help="Power sampling period."
+    "--interval-ms",
+    "-i",
+    type=click.FloatRange(10, 60000),
+    default=100.0,
+    show_default=True,
+    help="Power sampling period.",
 )
 @click.option(
     "--seed",
@@ -122,7 +108,7 @@ See docs/execute.md and docs/distributed.md.""",
 )
 @click.option(
     "--rdzv-id",
-    default="specbench",
+    default=DEFAULT_RDZV_ID,
     show_default=True,
     help="Several nodes: the job's rendezvous id, the same on every node.",
 )
@@ -140,13 +126,7 @@ See docs/execute.md and docs/distributed.md.""",
 @click.option("--cpus-per-task", type=click.IntRange(min=1), default=None, help="Slurm: CPUs per node task.")
 @click.option("--dry-run", is_flag=True, help="Slurm: print the sbatch script instead of submitting it.")
 @click.option("--wait", is_flag=True, help="Slurm: block until the job ends (sbatch --wait) and exit with its code.")
-def command(
-    spec: str, profile: str, level: str | None, runs: int | None, out: Path | None, sets: tuple[str, ...],
-    data: Path | None, synthetic: bool, device: str, power: str, interval_ms: float, seed: int | None,
-    nproc_per_node: int, nnodes: int, rdzv_endpoint: str | None, rdzv_id: str, slurm: bool, nodes: int,
-    gpus_per_node: int, partition: str | None, time_limit: str | None, cpus_per_task: int | None, dry_run: bool,
-    wait: bool,
-) -> None:  # fmt: skip
+def command(**params: Any) -> None:
     """Run SPEC (a file or a built-in id) and write a submission folder.
 
     The spec, profile, level and every --set are checked against the level's rules
@@ -161,68 +141,38 @@ def command(
       specbench execute caraml-resnet50 --nproc-per-node 8  # 8 GPUs, DDP over NCCL
       specbench execute caraml-resnet50 --slurm --nodes 2 --gpus-per-node 4 --dry-run
     """
-    from specbench.run import launch
+    options = ExecuteOptions.from_params(params)
+    if options.slurm is not None:
+        raise click.exceptions.Exit(_submit(launch.sbatch_job(options, options.slurm), options.slurm))
+    if options.torchrun.several and not launch.inside_launcher():
+        torchrun = launch.torchrun_job(options)
+        click.echo("launching: " + " ".join(torchrun), err=True)
+        raise click.exceptions.Exit(subprocess.call(torchrun))
+    from specbench.run.harness import execute
 
-    target = out or default_out()
-    args = worker_args(spec, profile, level, runs, target, sets, data, synthetic, device, power, interval_ms, seed)
-    if slurm:
-        raise click.exceptions.Exit(
-            _slurm(args, spec, target, nodes, gpus_per_node, partition, time_limit, cpus_per_task, dry_run, wait)
-        )
-    if (nproc_per_node > 1 or nnodes > 1) and not launch.inside_launcher():
-        command = launch.torchrun_command(args, nproc_per_node, nnodes, rdzv_endpoint, rdzv_id)
-        click.echo("launching: " + " ".join(command), err=True)
-        raise click.exceptions.Exit(subprocess.call(command))
-    from specbench.run.harness import ExecuteRequest, execute
-
-    request = ExecuteRequest(
-        spec=spec, out=target, profile=profile, level=level, runs=runs,  # type: ignore[arg-type]
-        sets=list(sets), data=data, synthetic=synthetic, device=device, power=power, interval_ms=interval_ms,
-        seed=seed,
-    )  # fmt: skip
+    request = options.request()
     code = execute(request)
     if request.dist.writer:
         click.echo(f"submission: {request.out}", err=True)
     raise click.exceptions.Exit(code)
 
 
-def _slurm(
-    args: list[str], spec: str, out: Path, nodes: int, gpus_per_node: int, partition: str | None,
-    time_limit: str | None, cpus_per_task: int | None, dry_run: bool, wait: bool,
-) -> int:  # fmt: skip
-    from specbench.files import atomic_write_text
-    from specbench.run import launch
-
-    nproc = max(1, gpus_per_node)
-    log_dir = out.resolve().parent / f"{out.resolve().name}.slurm"  # beside the submission, not inside it
-    name = _job_name(spec)
-    script = launch.sbatch_script(
-        args, job_name=name, nodes=nodes, gpus_per_node=gpus_per_node, nproc_per_node=nproc,
-        partition=partition, time_limit=time_limit, cpus_per_task=cpus_per_task, log_dir=str(log_dir),
-    )  # fmt: skip
-    if dry_run:
-        click.echo(script, nl=False)
+def _submit(job: launch.SbatchJob, slurm: Slurm) -> int:
+    """Print the sbatch script (--dry-run), or write it beside the submission and submit it; sbatch's exit code."""
+    if slurm.dry_run:
+        click.echo(job.script, nl=False)
         return 0
-    log_dir.mkdir(parents=True, exist_ok=True)
-    path = log_dir / f"{name}.sbatch"
-    atomic_write_text(path, script)
-    submit = ["sbatch", "--parsable", *(["--wait"] if wait else []), str(path)]
+    job.log_dir.mkdir(parents=True, exist_ok=True)
+    path = job.log_dir / f"{job.name}.sbatch"
+    atomic_write_text(path, job.script)
+    submit = ["sbatch", "--parsable", *(["--wait"] if slurm.wait else []), str(path)]
     click.echo(f"wrote {path}; submitting: {' '.join(submit)}", err=True)
     try:
         proc = subprocess.run(submit, capture_output=True, text=True)
     except FileNotFoundError:
-        from specbench.errors import UsageError
-
         raise UsageError("sbatch not found: run on a Slurm login node, or use --dry-run to print the script") from None
     sys.stderr.write(proc.stderr)
-    job = proc.stdout.strip().split(";")[0]
-    if job:
-        click.echo(f"job {job}: output in {log_dir}", err=True)
+    job_id = proc.stdout.strip().split(";")[0]
+    if job_id:
+        click.echo(f"job {job_id}: output in {job.log_dir}", err=True)
     return proc.returncode
-
-
-def _job_name(spec: str) -> str:
-    """A Slurm job and script name from the spec: its id, never a path."""
-    stem = Path(spec).stem if spec.endswith((".yaml", ".yml")) else spec
-    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in stem)
-    return f"specbench-{cleaned}"[:64]

@@ -22,6 +22,7 @@ def command() -> None:
 @click.argument("submission", metavar="SUBMISSION", type=click.Path(path_type=Path))
 @click.option(
     "--out",
+    "-o",
     required=True,
     type=click.Path(path_type=Path),
     help="The MLPerf organisation folder to write (systems/, results/); existing files are never replaced.",
@@ -34,8 +35,8 @@ def command() -> None:
     help="A field of MLPerf's system description that system.yaml does not state (repeatable), "
     "e.g. host_processors_per_node=2.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--werror", is_flag=True, help="Treat warnings as errors in the exit code.")
+@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--werror", "-W", is_flag=True, help="Treat warnings as errors in the exit code.")
 @click.pass_context
 def mlperf(ctx: click.Context, submission: Path, out: Path, fields: tuple[str, ...], fmt: str, werror: bool) -> None:
     """Write SUBMISSION (ORG/SYSTEM) in MLPerf Training's layout, for MLPerf's package checker and summarizer.

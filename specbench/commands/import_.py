@@ -23,17 +23,19 @@ def command() -> None:
 @click.argument("root", metavar="RESULTS_ROOT", type=click.Path(path_type=Path))
 @click.option(
     "--out",
+    "-o",
     required=True,
     type=click.Path(path_type=Path),
     help="Folder for the submissions (ORG/SYSTEM below the round's folder); must lie outside RESULTS_ROOT.",
 )
 @click.option(
-    "--spec", default=None, help="The spec the results answer (file or built-in id) [default: mlperf-resnet50]."
+    "--spec", "-S", default=None, help="The spec the results answer (file or built-in id) [default: mlperf-resnet50]."
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--werror", is_flag=True, help="Treat warnings as errors in the exit code.")
+@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--werror", "-W", is_flag=True, help="Treat warnings as errors in the exit code.")
 @click.option(
     "--jobs",
+    "-j",
     type=click.IntRange(min=1),
     default=None,
     help="Systems converted and validated at once, in that many processes [default: the CPUs available].",

@@ -23,6 +23,7 @@ from specbench.power.run import MeasuredCommand
 )
 @click.option(
     "--meters",
+    "-m",
     default="auto",
     show_default=True,
     metavar="auto|NAME[,NAME...]",
@@ -30,6 +31,7 @@ from specbench.power.run import MeasuredCommand
 )
 @click.option(
     "--interval-ms",
+    "-i",
     type=click.FloatRange(min=10, max=60_000),
     default=100,
     show_default=True,
@@ -37,6 +39,7 @@ from specbench.power.run import MeasuredCommand
 )
 @click.option(
     "--out",
+    "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Folder for power.csv and power.json [default: ./power-YYYYmmdd-HHMMSS].",

@@ -73,13 +73,15 @@ Examples:
 )
 @click.option(
     "--out",
+    "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Output folder [default: ./roofline-YYYYmmdd-HHMMSS].",
 )
-@click.option("--device", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True)
+@click.option("--device", "-d", type=click.Choice(["auto", "cuda", "cpu"]), default="auto", show_default=True)
 @click.option(
     "--profile",
+    "-p",
     type=click.Choice(["full", "quick"]),
     default="full",
     show_default=True,
@@ -99,12 +101,13 @@ Examples:
 )
 @click.option(
     "--power",
+    "-m",
     default="auto",
     show_default=True,
     metavar="auto|none|nvml,rapl,...",
     help="Power meters; 'none' measures no energy (the file says 'not measured').",
 )
-@click.option("--interval-ms", type=click.FloatRange(10, 60000), default=100.0, show_default=True)
+@click.option("--interval-ms", "-i", type=click.FloatRange(10, 60000), default=100.0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="torch CPU threads [default: torch's].")
 @click.option("--plot/--no-plot", default=True, show_default=True, help="Write roofline.png and roofline.svg.")
 @click.pass_context

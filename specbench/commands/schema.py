@@ -12,6 +12,7 @@ from specbench.spec.schema import SCHEMAS, export, render
 @click.command(name="schema")
 @click.option(
     "--out",
+    "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Folder to write <name>.schema.json files into (e.g. schemas/).",

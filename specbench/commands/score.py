@@ -16,19 +16,21 @@ Exit codes: 0 scored (non-compliant submissions are listed with their
 reasons and never ranked); 2 no submission found or unusable input.""",
 )
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option(
     "--out",
+    "-o",
     type=click.Path(path_type=Path),
     default=None,
     help="File to write (folder for html) [default: stdout; ./leaderboard for html].",
 )
-@click.option("--spec", default=None, help="An extra spec file (or built-in id) submissions may answer.")
+@click.option("--spec", "-S", default=None, help="An extra spec file (or built-in id) submissions may answer.")
 @click.option(
-    "--jobs", type=click.IntRange(min=1), default=None, help="Validation processes  [default: the CPUs available]"
+    "--jobs", "-j", type=click.IntRange(min=1), default=None, help="Validation processes  [default: the CPUs available]"
 )
 @click.option(
     "--allowed-signers",
+    "-a",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="OpenSSH allowed_signers file: only submissions whose manifest.json a listed key signed are ranked.",

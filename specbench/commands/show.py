@@ -28,11 +28,11 @@ def render(data: dict[str, object], fmt: str) -> str:
 
 @click.command(name="show")
 @click.argument("spec")
-@click.option("--profile", default="official", show_default=True, help="Profile to apply (official, smoke, ...).")
+@click.option("--profile", "-p", default="official", show_default=True, help="Profile to apply (official, smoke, ...).")
 @click.option(
-    "--level", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first]."
+    "--level", "-l", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first]."
 )
-@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@click.option("--format", "-f", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
 def command(spec: str, profile: str, level: str | None, fmt: str) -> None:
     """Print SPEC (a file or a built-in id) resolved at a profile and level.
 

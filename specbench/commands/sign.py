@@ -1,4 +1,4 @@
-"""`specbench sign`: sign a submission's manifest.json with an SSH key (`ssh-keygen -Y sign` format)."""
+"""`specbench sign`: sign a submission's manifest.json with an SSH key, through OpenSSH's `ssh-keygen -Y sign`."""
 
 from __future__ import annotations
 
@@ -18,38 +18,41 @@ from specbench.errors import UsageError
 )
 @click.argument("submission", type=click.Path(path_type=Path), metavar="SUBMISSION")
 @click.option(
+    "-k",
     "--key",
     "key_path",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="Private key file (OpenSSH format, unencrypted): ed25519, ECDSA or RSA.",
+    help="Private key file as ssh-keygen -f takes it (ed25519, ECDSA or RSA); ssh-keygen asks for its passphrase.",
 )
 def command(submission: Path, key_path: Path) -> None:
     """Sign SUBMISSION's manifest.json, writing manifest.json.sig next to it.
 
     SUBMISSION is an ORG/SYSTEM folder (or a BENCHMARK folder inside it, whose ORG/SYSTEM
     manifest is signed). The manifest must match the files first: a signature vouches for
-    what the manifest lists. The signature is OpenSSH's (namespace "specbench"), so git's
-    tooling and ssh-keygen verify it too.
+    what the manifest lists. OpenSSH's ssh-keygen signs (namespace "specbench"), so git's
+    tooling and ssh-keygen verify the signature too.
     """
     from specbench.files import atomic_write_bytes
-    from specbench.sshsig import NAMESPACE, key_of, load_private_key, sign
+    from specbench.sshsig import NAMESPACE, parse, sign
+    from specbench.sshsig.keygen import ssh_keygen
     from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE
     from specbench.validator.validate import classify
 
+    ssh_keygen()
     target = classify(submission)
     if target is None:
         raise UsageError(f"expected an ORG/SYSTEM folder (with system.yaml) or a BENCHMARK folder, found {submission}")
     root = target.root
-    private = load_private_key(key_path)
     _check_integrity(root)
     message = (root / MANIFEST).read_bytes()
     out = root / SIGNATURE_FILE
     if out.is_symlink():
         raise UsageError(f"{out} is a symbolic link; remove it before signing")
-    atomic_write_bytes(out, sign(message, private).encode())
+    signature = sign(message, key_path)
+    atomic_write_bytes(out, signature)
     os.chmod(out, 0o644)
-    key = key_of(private.public_key())
+    key = parse(signature).key
     click.echo(f"signed {root / MANIFEST} with {key.key_type} key {key.fingerprint()} (namespace {NAMESPACE})")
     click.echo(f"wrote {out}")
     click.echo(f'allowed_signers line for maintainers: PRINCIPAL namespaces="{NAMESPACE}" {key.openssh()}')

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from tabulate import tabulate
 
+from specbench.accounting.quality import comparison
 from specbench.spec import builtin
 from specbench.spec.loader import load_spec
 
@@ -16,8 +17,7 @@ def spec_rows() -> list[list[str]]:
         spec = load_spec(path).spec
         if spec.quality is not None:
             metric = spec.quality.metric
-            op = ">=" if spec.quality.direction == "higher" else "<="
-            target = f"{op} {spec.quality.target:g}"
+            target = f"{comparison(spec.quality.direction)} {spec.quality.target:g}"
         else:
             metric = ", ".join(spec.throughput.metrics) if spec.throughput else ""
             target = "-"

@@ -32,10 +32,13 @@ def expand(paths: tuple[str, ...]) -> list[str]:
 )
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option(
-    "--spec", default=None, help="A spec file (or built-in id) the submissions may name, besides the built-in specs."
+    "--spec",
+    "-S",
+    default=None,
+    help="A spec file (or built-in id) the submissions may name, besides the built-in specs.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--werror", is_flag=True, help="Treat warnings as errors (exit 1 when there are any).")
+@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--werror", "-W", is_flag=True, help="Treat warnings as errors (exit 1 when there are any).")
 @click.option(
     "--jobs",
     "-j",
@@ -45,6 +48,7 @@ def expand(paths: tuple[str, ...]) -> list[str]:
 )
 @click.option(
     "--allowed-signers",
+    "-a",
     type=click.Path(dir_okay=False),
     default=None,
     help="OpenSSH allowed_signers file (as git's gpg.ssh.allowedSignersFile): each submission's manifest.json "

@@ -4,7 +4,7 @@
 build float32 planes of the batch's largest image for every image (RGB and a fourth plane of ones over the
 image), resample them with `roi_align`, divide by the fourth plane, flip, normalise and copy into the
 batch. For a batch of 256 crop regions of ImageNet's sizes that is gigabytes of memory traffic on the GPU
-the training runs on (the regions fill about 37% of the canvas, `benchmarks/probes/probe32.py`). The
+the training runs on (the regions fill about 37% of the canvas, `lab/probes/probe32.py`). The
 kernel here computes each output pixel from the uint8 pixels it samples, with `roi_align`'s arithmetic
 (aligned=True, sampling_ratio=-1: ceil(box / size) bilinear samples a side, averaged), the ones plane as
 a weight that is 1 inside the image and 0 in the row and column beyond it, the flip and the

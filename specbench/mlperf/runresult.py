@@ -183,7 +183,7 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
     per_sample = problem.flops_per_sample or 0.0
     duration = data.duration_s
     accounts = account(
-        problem, Evidence(duration, samples, data.achieved, None, accelerator_count(inputs.description) or 1)
+        problem, Evidence(duration, samples, data.credited, None, accelerator_count(inputs.description) or 1)
     )
     start_ms = data.run_start_ms if data.run_start_ms is not None else (log.events[0].time_ms if log.events else 0.0)
     description = inputs.description

@@ -37,20 +37,15 @@ if TYPE_CHECKING:
     from specbench.power.rapl import RaplMeter
     from specbench.power.replay import ReplayMeter
     from specbench.power.run import MeasuredCommand, measure_command
-    from specbench.power.sampler import (
-        DEFAULT_INTERVAL_S,
-        MIN_INTERVAL_S,
-        Clock,
-        PowerSampler,
-        SystemClock,
-        Window,
-    )
+    from specbench.power.sampler import DEFAULT_INTERVAL_S, MIN_INTERVAL_S, PowerSampler
+    from specbench.power.schedule import Clock, SystemClock
     from specbench.power.select import METERS, close_meters, open_meters, probe_meters
     from specbench.power.trace import FORMAT, FORMAT_VERSION, Sample, Trace, read_trace
+    from specbench.power.window import Window
 
 _WHERE = {
     "AmdSmiMeter": "specbench.power.amd",
-    "Clock": "specbench.power.sampler",
+    "Clock": "specbench.power.schedule",
     "CounterEvent": "specbench.power.energy",
     "DEFAULT_INTERVAL_S": "specbench.power.sampler",
     "Device": "specbench.power.base",
@@ -75,9 +70,9 @@ _WHERE = {
     "ReplayMeter": "specbench.power.replay",
     "SCOPES": "specbench.power.base",
     "Sample": "specbench.power.trace",
-    "SystemClock": "specbench.power.sampler",
+    "SystemClock": "specbench.power.schedule",
     "Trace": "specbench.power.trace",
-    "Window": "specbench.power.sampler",
+    "Window": "specbench.power.window",
     "close_meters": "specbench.power.select",
     "measure_command": "specbench.power.run",
     "open_meters": "specbench.power.select",

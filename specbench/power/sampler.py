@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import socket
 import threading
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
+from specbench.host import host
 from specbench.power.base import Device, DeviceState, Meter, PowerError, PowerValues
-from specbench.power.energy import DeviceEnergy, EnergyAccumulator
+from specbench.power.energy import EnergyAccumulator
+from specbench.power.schedule import MAX_GAPS_LISTED, Clock, Schedule, SystemClock
 from specbench.power.stats import BoundedSeries
 from specbench.power.trace import (
     COLUMNS,
@@ -33,91 +31,11 @@ from specbench.power.trace import (
     write_metadata,
     write_samples,
 )
+from specbench.power.window import Window, iso_utc
 
 DEFAULT_INTERVAL_S = 0.1
 MIN_INTERVAL_S = 0.01
 MAX_INTERVAL_S = 60.0
-MAX_GAPS_LISTED = 100
-
-
-class Clock(Protocol):
-    """Time source of the sampler; tests pass a fake one so the schedule is checked exactly."""
-
-    def monotonic(self) -> float: ...
-
-    def wall(self) -> float: ...
-
-    def wait_until(self, deadline: float, stop: threading.Event) -> bool:
-        """Block until `deadline` (monotonic seconds) or until `stop` is set; True when stopped."""
-        ...
-
-
-class SystemClock:
-    """CLOCK_MONOTONIC for the schedule and durations, the wall clock only for labels."""
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def wall(self) -> float:
-        return time.time()
-
-    def wait_until(self, deadline: float, stop: threading.Event) -> bool:
-        delay = deadline - time.monotonic()
-        return stop.wait(delay) if delay > 0 else stop.is_set()
-
-
-@dataclass(frozen=True)
-class Gap:
-    """Deadlines skipped because a reading ended after them."""
-
-    t_mono_s: float
-    missed: int
-
-
-@dataclass(frozen=True)
-class Window:
-    """Energy of every device between `window_start()` and `window_stop()`."""
-
-    start_mono_s: float
-    stop_mono_s: float
-    start_wall_s: float
-    stop_wall_s: float
-    devices: tuple[DeviceEnergy, ...]
-
-    @property
-    def duration_s(self) -> float:
-        return self.stop_mono_s - self.start_mono_s
-
-    def device(self, key: str) -> DeviceEnergy:
-        for energy in self.devices:
-            if energy.device == key:
-                return energy
-        raise KeyError(f"no device {key!r} in this window; devices: {[e.device for e in self.devices]}")
-
-    def energy_j(self, scope: str) -> float | None:
-        """Total energy of one scope, or None when any device of that scope was not measured."""
-        members = [e.energy_j for e in self.devices if e.scope == scope]
-        if not members or any(e is None for e in members):
-            return None
-        return math.fsum(e for e in members if e is not None)
-
-    def totals_by_scope(self) -> dict[str, float | None]:
-        return {scope: self.energy_j(scope) for scope in dict.fromkeys(e.scope for e in self.devices)}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "start_mono_s": self.start_mono_s,
-            "stop_mono_s": self.stop_mono_s,
-            "start_wall": _iso(self.start_wall_s),
-            "stop_wall": _iso(self.stop_wall_s),
-            "duration_s": self.duration_s,
-            "devices": [e.to_dict() for e in self.devices],
-            "energy_j_by_scope": self.totals_by_scope(),
-        }
-
-
-def _iso(wall_s: float) -> str:
-    return datetime.fromtimestamp(wall_s, tz=timezone.utc).isoformat()
 
 
 class PowerSampler:
@@ -164,14 +82,9 @@ class PowerSampler:
         self._writer: CsvTraceWriter | None = None
         self._samples: list[Sample] = []
         self._sweep = 0
-        self._scheduled = 0
-        self._last_start: float | None = None
-        self._periods = BoundedSeries()
-        self._lateness = BoundedSeries()
+        self._schedule = Schedule(interval_s)
         self._latencies = BoundedSeries()
         self._latest_w: dict[str, float] = {}
-        self._gaps: list[Gap] = []
-        self._missed = 0
         self._read_errors: dict[str, int] = {}
         self._first_read_error: dict[str, str] = {}
         self._window: tuple[float, float, list[EnergyAccumulator]] | None = None
@@ -271,14 +184,15 @@ class PowerSampler:
 
     def sampling_stats(self) -> dict[str, Any]:
         with self._lock:
+            schedule = self._schedule
             return {
                 "requested_period_s": self.interval_s,
-                "scheduled_sweeps": self._scheduled,
-                "achieved_period_s": self._periods.describe(),
-                "start_lateness_s": self._lateness.describe(),
+                "scheduled_sweeps": schedule.scheduled,
+                "achieved_period_s": schedule.periods.describe(),
+                "start_lateness_s": schedule.lateness.describe(),
                 "read_latency_s": self._latencies.describe(),
-                "missed_deadlines": self._missed,
-                "gaps": [{"t_mono_s": g.t_mono_s, "missed": g.missed} for g in self._gaps],
+                "missed_deadlines": schedule.missed,
+                "gaps": [{"t_mono_s": g.t_mono_s, "missed": g.missed} for g in schedule.gaps],
                 "gaps_listed_max": MAX_GAPS_LISTED,
                 "read_errors": dict(self._read_errors),
                 "first_read_error": dict(self._first_read_error),
@@ -292,8 +206,8 @@ class PowerSampler:
             "format_version": FORMAT_VERSION,
             "csv": CSV_NAME,
             "columns": list(COLUMNS),
-            "host": socket.gethostname(),
-            "started_wall": _iso(self._started_wall_s) if self._started_wall_s is not None else None,
+            "host": host().hostname,
+            "started_wall": iso_utc(self._started_wall_s) if self._started_wall_s is not None else None,
             "meters": [
                 {"kind": m.kind, "info": m.info(), "devices": [d.to_dict() for d in devices]}
                 for m, devices in zip(self.meters, self._meter_devices, strict=True)
@@ -338,26 +252,8 @@ class PowerSampler:
             deadline = t0 + k * period
             with self._lock:
                 started = self._sweep_locked("")
-                self._scheduled += 1
-                if self._last_start is not None:
-                    self._periods.append(started - self._last_start)
-                self._last_start = started
-                self._lateness.append(started - deadline)
-                k = self._next_deadline_index(t0, k + 1)
-
-    def _next_deadline_index(self, t0: float, k: int) -> int:
-        """Index of the next deadline still ahead; deadlines already passed are counted as missed."""
-        now = self._clock.monotonic()
-        if now <= t0 + k * self.interval_s:
-            return k
-        next_k = math.floor((now - t0) / self.interval_s) + 1
-        missed = next_k - k
-        if missed > 0:
-            self._missed += missed
-            if len(self._gaps) < MAX_GAPS_LISTED:
-                self._gaps.append(Gap(now, missed))
-            return next_k
-        return k
+                self._schedule.record(started, deadline)
+                k = self._schedule.next_index(t0, k + 1, self._clock.monotonic())
 
     def _sweep_locked(self, mark: str) -> float:
         """Read every meter once (caller holds the lock); returns the sweep's start time."""

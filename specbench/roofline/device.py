@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
+from specbench.host import host, meminfo_bytes
 from specbench.roofline.format import DeviceIdentity
 
 CPU_CACHE_FALLBACK_BYTES = 32 * 2**20
-
-
-def _cpu_model() -> str | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
+HOST_FREE_FALLBACK_BYTES = 4 * 2**30
 
 
 def cpu_cache_bytes() -> int:
@@ -34,16 +25,6 @@ def cpu_cache_bytes() -> int:
         if digits.isdigit():
             sizes.append(int(digits) * scale)
     return max(sizes, default=CPU_CACHE_FALLBACK_BYTES)
-
-
-def _host_free_bytes() -> float:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return float(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 4.0 * 2**30
 
 
 def _nvml_facts(uuid: str | None) -> dict[str, Any]:
@@ -82,9 +63,9 @@ def gpu_uuid(torch: Any, device: Any) -> str | None:
 def identify(torch: Any, device: Any) -> DeviceIdentity:
     common: dict[str, Any] = {
         "torch_version": str(torch.__version__),
-        "cpu_model": _cpu_model(),
+        "cpu_model": host().cpu_model,
         "cpu_threads": torch.get_num_threads(),
-        "hostname": socket.gethostname(),
+        "hostname": host().hostname,
     }
     if device.type != "cuda":
         return DeviceIdentity(kind="cpu", name=common["cpu_model"] or "cpu", vendor="cpu", **common)
@@ -114,4 +95,5 @@ def cache_and_free_bytes(torch: Any, device: Any) -> tuple[int, float]:
         free, _ = torch.cuda.mem_get_info(device)
         props = torch.cuda.get_device_properties(device)
         return int(getattr(props, "L2_cache_size", 0) or 64 * 2**20), float(free)
-    return cpu_cache_bytes(), _host_free_bytes()
+    available = meminfo_bytes("MemAvailable")
+    return cpu_cache_bytes(), float(HOST_FREE_FALLBACK_BYTES if available is None else available)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from specbench.accounting.accounts import computed_flops_per_s
 from specbench.errors import InputError, Location, Problem, SpecbenchError
 from specbench.registry import Registry
 from specbench.roofline.format import BytesMethod, Precision, Roofline, Skipped, WorkloadPoint
@@ -162,22 +163,13 @@ def _same_device(roofline: Roofline, run: RunContext) -> bool | None:
     return None if run.accelerator_model is None else run.accelerator_model == device.name
 
 
-def computed_flops_per_s(result: RunResult) -> float | None:
-    """The rate the run computed: FLOPs per sample x samples processed / time.
-
-    Not result.json's `flops_per_s`, which counts the whole problem's FLOPs under the
-    `fixed_problem` accounting (1.0.0 specs) whatever the run processed before its target.
-    """
-    if not result.samples_processed or not result.duration_s:
-        return None
-    return result.flops_per_sample * result.samples_processed / result.duration_s
-
-
 def place_run(roofline: Roofline, run: RunContext) -> WorkloadPoint:
     """The run's point; raises ValueError with the reason when it cannot be placed."""
     result = run.result
-    computed = computed_flops_per_s(result)
-    if result.status != "success" or not computed:
+    achieved = computed_flops_per_s(
+        result.flops_per_sample, result.samples_processed, result.duration_s, result.devices
+    )
+    if result.status != "success" or not achieved:
         raise ValueError(
             f"run status {result.status!r} with {result.samples_processed} samples in {result.duration_s} s: nothing to place"
         )
@@ -192,7 +184,6 @@ def place_run(roofline: Roofline, run: RunContext) -> WorkloadPoint:
     counted = BYTE_MODELS.get(run.model)(run, batch, precision)
     intensity = result.flops_per_sample / counted.bytes_per_sample
     fused = result.flops_per_sample / counted.bytes_per_sample_fused
-    achieved = computed / result.devices
     ceiling = roofline.compute_ceiling(CEILING_OF[precision])
     memory = roofline.ceilings.memory.bytes_per_s
     notes = [n for n in (counted.note,) if n]

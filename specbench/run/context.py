@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specbench.accounting.quality import meets
 from specbench.run.config import RunConfig
 from specbench.run.distributed import Dist
 from specbench.run.mllog import NullLog, RunLog
@@ -119,7 +120,7 @@ class RunContext:
             value=value,
             metadata={"epoch_num": epoch, "samples_count": samples, "metric": quality.metric},
         )
-        return value >= quality.target if quality.direction == "higher" else value <= quality.target
+        return meets(value, quality.target, quality.direction)
 
     def power_now_w(self) -> float | None:
         """The latest power of this node's devices, summed, for progress lines (None when unmeasured)."""

@@ -10,16 +10,17 @@ from specbench.registry import Registry
 if TYPE_CHECKING:
     from specbench.run.base import Executor
 
-EXECUTOR_MODULES: Registry[str] = Registry("executor")
-EXECUTOR_MODULES.register("resnet50", "specbench.workloads.resnet50.executor")
-EXECUTOR_MODULES.register("mlperf-resnet50", "specbench.workloads.mlperf_resnet50.executor")
-EXECUTOR_MODULES.register("llm-gpt", "specbench.workloads.llm_gpt.executor")
-EXECUTOR_MODULES.register("extreme-weather", "specbench.workloads.extreme_weather.executor")
+EXECUTOR_CLASSES: Registry[str] = Registry("executor")
+"""Executor name -> 'module:Class' of its Executor subclass."""
+EXECUTOR_CLASSES.register("resnet50", "specbench.workloads.resnet50.executor:ResNet50Executor")
+EXECUTOR_CLASSES.register("mlperf-resnet50", "specbench.workloads.mlperf_resnet50.executor:MlperfResNet50Executor")
+EXECUTOR_CLASSES.register("llm-gpt", "specbench.workloads.llm_gpt.executor:LlmGptExecutor")
+EXECUTOR_CLASSES.register("extreme-weather", "specbench.workloads.extreme_weather.executor:ExtremeWeatherExecutor")
 
 
 def get_executor(name: str) -> Executor:
-    """The executor named by a spec's `workload.executor`, importing torch only now."""
-    module_name = EXECUTOR_MODULES.get(name)
+    """A fresh executor of the name a spec's `workload.executor` gives, importing torch only now."""
+    module_name, _, class_name = EXECUTOR_CLASSES.get(name).partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
@@ -28,5 +29,5 @@ def get_executor(name: str) -> Executor:
         raise SpecbenchError(
             f"the {name!r} executor needs {err.name or 'a missing package'}: pip install 'specbench[run]'"
         ) from err
-    executor: Executor = module.EXECUTOR
+    executor: Executor = getattr(module, class_name)()
     return executor

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from specbench.errors import UsageError
+from specbench.errors import EXIT_INTERRUPTED, EXIT_NONCOMPLIANT, EXIT_RUN_FAILED, UsageError
 from specbench.files import write_manifest
 from specbench.run.config import RunConfig, build_configs
 from specbench.run.distributed import from_env as dist_from_env
@@ -20,8 +20,6 @@ from specbench.run.executors import get_executor
 from specbench.run.lifecycle import recover_killed, run_once
 from specbench.run.progress import Progress
 from specbench.run.request import (
-    EXIT_INTERRUPTED,
-    EXIT_RUN_FAILED,
     ExecuteRequest,
     Job,
     RunCrashed,
@@ -56,13 +54,9 @@ def plan(request: ExecuteRequest) -> tuple[Job, list[RunConfig]]:
     dist = request.dist if request.dist.active else dist_from_env()
     request.dist = dist
     executor.check(resolved, device, request.synthetic, request.data)
-    defaults_for = getattr(executor, "defaults_for", None)
-    defaults = defaults_for(resolved) if defaults_for is not None else executor.defaults
-    configs = build_configs(resolved, executor.options, request.sets, device, defaults)
+    configs = build_configs(resolved, executor.options, request.sets, device, executor.defaults_for(resolved))
     for config in configs:
-        check_config = getattr(executor, "check_config", None)
-        if check_config is not None:
-            check_config(resolved, config)
+        executor.check_config(resolved, config)
         batch = config.hyperparameters.get("global_batch_size")
         if dist.world > 1 and isinstance(batch, int) and batch % dist.world:
             raise UsageError(
@@ -177,7 +171,7 @@ def _execute_config(job: Job, config: RunConfig) -> int:
         resume.completed += 1
         resume.next_run += 1
         if result.status != "success":
-            exit_code = 1
+            exit_code = EXIT_NONCOMPLIANT
         if dist.writer:
             write_manifest(job.request.out)
     return exit_code

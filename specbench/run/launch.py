@@ -12,12 +12,23 @@ import os
 import re
 import shlex
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from specbench.errors import UsageError
+from specbench.errors import EXIT_INTERRUPTED, UsageError
+from specbench.run.options import DEFAULT_RDZV_ID, ExecuteOptions, Slurm
 
 RDZV_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-DEFAULT_RDZV_ID = "specbench"
+
+
+@dataclass(frozen=True)
+class SbatchJob:
+    """An sbatch job of `specbench execute`: its name, its log folder (beside the submission) and its script."""
+
+    name: str
+    log_dir: Path
+    script: str
 
 
 def inside_launcher(environ: dict[str, str] | None = None) -> bool:
@@ -52,6 +63,32 @@ def torchrun_command(
         *rendezvous_args(nnodes, rdzv_endpoint, rdzv_id),
         "-m", "specbench.cli", "execute", *worker_args,
     ]  # fmt: skip
+
+
+def torchrun_job(options: ExecuteOptions) -> list[str]:
+    """torchrun starting the options' processes on this node, each running `specbench execute` with `to_argv()`."""
+    job = options.torchrun
+    return torchrun_command(options.to_argv(), job.nproc_per_node, job.nnodes, job.rdzv_endpoint, job.rdzv_id)
+
+
+def sbatch_job(options: ExecuteOptions, slurm: Slurm) -> SbatchJob:
+    """The sbatch job of the options: one torchrun per node, one process per GPU (one on a CPU node)."""
+    out = options.out.resolve()
+    log_dir = out.parent / f"{out.name}.slurm"
+    name = job_name(options.spec)
+    script = sbatch_script(
+        options.to_argv(), job_name=name, nodes=slurm.nodes, gpus_per_node=slurm.gpus_per_node,
+        nproc_per_node=max(1, slurm.gpus_per_node), partition=slurm.partition, time_limit=slurm.time_limit,
+        cpus_per_task=slurm.cpus_per_task, log_dir=str(log_dir),
+    )  # fmt: skip
+    return SbatchJob(name, log_dir, script)
+
+
+def job_name(spec: str) -> str:
+    """A Slurm job and script name from the spec: its id, never a path."""
+    stem = Path(spec).stem if spec.endswith((".yaml", ".yml")) else spec
+    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in stem)
+    return f"specbench-{cleaned}"[:64]
 
 
 def sbatch_script(
@@ -127,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         return code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     return 0
 
 

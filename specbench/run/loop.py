@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from specbench.accounting.quality import comparison, spec_outcome
 from specbench.run.base import RunOutcome
 from specbench.run.context import RunContext
 
@@ -99,12 +100,11 @@ def train_to_quality(
                 break
     success = reached or whole_budget
     ctx.run_stop(success=success)
-    values = [p.value for p in ctx.curve]
-    better = max if spec.quality.direction == "higher" else min
-    best = better(values) if values else float("nan")
-    op = ">=" if spec.quality.direction == "higher" else "<="
+    quality = spec_outcome(spec, [p.value for p in ctx.curve])
     reason = None
     if not success:
+        best = quality.best if quality.best is not None else float("nan")
+        op = comparison(spec.quality.direction)
         reason = (
             f"target {spec.quality.metric} {op} {spec.quality.target} not reached in {budget} epochs; best {best:.4f}"
         )
@@ -113,10 +113,6 @@ def train_to_quality(
         samples=samples,
         steps=done,
         epochs=float(epoch),
-        reached=bool(values) and _meets(values[-1] if whole_budget else best, spec),
+        reached=quality.met,
         reason=reason,
     )
-
-
-def _meets(value: float, spec: Any) -> bool:
-    return value >= spec.quality.target if spec.quality.direction == "higher" else value <= spec.quality.target

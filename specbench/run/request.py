@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specbench.errors import SpecbenchError, UsageError
+from specbench.errors import EXIT_INTERRUPTED, EXIT_RUN_FAILED, SpecbenchError, UsageError
 from specbench.run.distributed import Dist
 from specbench.run.progress import Progress
 from specbench.spec.rules import Level
@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from specbench.run.base import Executor
     from specbench.spec.resolve import ResolvedSpec
 
-EXIT_RUN_FAILED = 3
-EXIT_INTERRUPTED = 130
 SEED_MAX = 2**31 - 1
 RUNS_MAX = 999999
 """Run folders are run_1 to run_999999 (the validator's bound)."""
@@ -36,7 +34,8 @@ class RunCrashed(SpecbenchError):
 
 @dataclass
 class ExecuteRequest:
-    """The options of one `specbench execute`, as the command line or a caller gives them."""
+    """What the harness runs in this process: the run's options (`ExecuteOptions.request()` or a caller's), its
+    progress line and its place in the job."""
 
     spec: str
     out: Path

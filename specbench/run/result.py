@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from specbench.accounting.accounts import Evidence, Problem, account, spec_flops_per_sample
+from specbench.accounting.quality import spec_outcome
 from specbench.errors import SpecbenchError
 from specbench.power.scopes import device_scopes
 from specbench.run.base import RunOutcome
@@ -91,23 +92,19 @@ def compute_result(
 
 
 def _quality(resolved: ResolvedSpec, curve: list[QualityPoint], outcome: RunOutcome | None) -> QualityResult | None:
+    """The quality section: `achieved` is the last evaluation, `reached` the loop's (if it never ended, the
+    outcome by the spec's credit rule, as the validator judges it)."""
     spec = resolved.spec
     if spec.quality is None or not (spec.kind == "time_to_quality" or curve):
         return None
-    values = [p.value for p in curve]
-    higher = spec.quality.direction == "higher"
-    best = (max(values) if higher else min(values)) if values else None
-    if outcome is not None:
-        reached = outcome.reached
-    else:
-        reached = best is not None and (best >= spec.quality.target if higher else best <= spec.quality.target)
+    quality = spec_outcome(spec, [p.value for p in curve])
     return QualityResult(
         metric=spec.quality.metric,
         target=spec.quality.target,
         direction=spec.quality.direction,
-        achieved=values[-1] if values else None,
-        best=best,
-        reached=reached,
+        achieved=quality.last,
+        best=quality.best,
+        reached=outcome.reached if outcome is not None else quality.met,
         curve=curve,
     )
 

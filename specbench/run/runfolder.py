@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from specbench.errors import UsageError
 from specbench.files import atomic_write_json, atomic_write_yaml
+from specbench.host import host
 
 NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 STATE = "state.json"
@@ -86,7 +86,7 @@ def _still_running(state: dict[str, Any]) -> bool:
     pid = state.get("pid")
     return (
         state.get("status") == "running"
-        and state.get("host") == socket.gethostname()
+        and state.get("host") == host().hostname
         and isinstance(pid, int)
         and pid_alive(pid)
     )
@@ -162,7 +162,7 @@ class RunFolder:
         self.state: dict[str, Any] = {
             "status": "running",
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": host().hostname,
             "started_at": self.started_at,
             "seed": seed,
             **facts,

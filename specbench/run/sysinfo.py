@@ -3,47 +3,19 @@
 from __future__ import annotations
 
 import os
-import platform
-import socket
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from specbench.errors import UsageError
 from specbench.files import atomic_write_yaml
+from specbench.host import host
 from specbench.run.distributed import Dist
 from specbench.run.runfolder import check_same
 from specbench.spec.system import SystemDescription
 from specbench.spec.yamlio import load_yaml
 
 ParamMap = dict[str, Any]
-
-
-def _cpu_model() -> str | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
-
-
-def _host_memory_bytes() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _os_name() -> str:
-    try:
-        return platform.freedesktop_os_release().get("PRETTY_NAME", platform.system())
-    except OSError:
-        return platform.system()
 
 
 def _nvml_facts(count: int) -> ParamMap:
@@ -73,10 +45,11 @@ def capture_layers(device: str, world_size: int = 1) -> dict[str, ParamMap]:
     """Layers 1 to 6 as found on this machine."""
     import torch
 
+    here = host()
     hardware: ParamMap = {
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "host_memory_bytes": _host_memory_bytes(),
+        "cpu_model": here.cpu_name,
+        "cpu_count": here.cpu_count,
+        "host_memory_bytes": here.memory_bytes,
         "nodes": 1,
     }
     driver: ParamMap = {}
@@ -108,7 +81,7 @@ def capture_layers(device: str, world_size: int = 1) -> dict[str, ParamMap]:
 
     return {
         "hardware": hardware,
-        "operating_system": {"os_name": _os_name(), "kernel": platform.release(), "hostname": socket.gethostname()},
+        "operating_system": {"os_name": here.os_name, "kernel": here.kernel, "hostname": here.hostname},
         "driver_firmware": driver,
         "accelerator_libraries": libraries,
         "communication": {
@@ -119,7 +92,7 @@ def capture_layers(device: str, world_size: int = 1) -> dict[str, ParamMap]:
             "framework": "pytorch",
             "framework_version": torch.__version__,
             "torchvision_version": torchvision.__version__,
-            "python_version": platform.python_version(),
+            "python_version": here.python_version,
         },
     }
 

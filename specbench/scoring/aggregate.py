@@ -33,6 +33,7 @@ METRICS = (
     "mfu",
     "energy_per_sample_j",
 )
+"""The report keys of a run's score (RunScore.to_dict) that aggregate over the runs used."""
 
 
 def olympic_mean(values: Sequence[float]) -> float:
@@ -85,9 +86,10 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
         used, dropped = [s for s in ordered if s.status == "success"], [s for s in ordered if s.status != "success"]
     if any(s.status != "success" for s in used) and problem is None:
         problem = "a failed run remains after dropping the slowest; too many runs failed"
+    reported = [s.to_dict() for s in used if s.status == "success"]
     values: dict[str, float | None] = {}
     for metric in METRICS:
-        series = [getattr(s, metric) for s in used if s.status == "success"]
+        series = [numbers[metric] for numbers in reported]
         if not series or any(v is None for v in series):
             values[metric] = None
             continue

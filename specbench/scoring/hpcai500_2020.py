@@ -66,7 +66,7 @@ def problem(flops_per_image: float) -> Problem:
 def score(row: Row, flops_per_image: float, time_s: float | None = None) -> Accounts:
     """A row scored by specbench's accounting, at the printed time (or `time_s`)."""
     seconds = float(row.time_min) * 60 if time_s is None else time_s
-    evidence = Evidence(duration_s=seconds, samples=TRAIN_IMAGES * EPOCHS, achieved=row.top1, energy_j=None, devices=1)
+    evidence = Evidence(duration_s=seconds, samples=TRAIN_IMAGES * EPOCHS, credited=row.top1, energy_j=None, devices=1)
     return account(problem(flops_per_image), evidence)
 
 

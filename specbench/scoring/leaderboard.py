@@ -133,7 +133,7 @@ class Leaderboard:
 def _run_score(run: RunData) -> RunScore:
     """A run's score: only the numbers validation recomputed from the evidence, never result.json's."""
     accounts = run.accounts if run.accounts is not None else EMPTY
-    return RunScore(run=run.name, status=run.status, reason=run.reason, **accounts.to_dict())
+    return RunScore.of(accounts, run=run.name, status=run.status, reason=run.reason)
 
 
 EMPTY = Accounts(*([None] * len(fields(Accounts))))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from specbench.accounting.accounts import Accounts, Evidence, Problem, account, quality_ratio, valid_flops
@@ -17,6 +17,12 @@ class RunScore(Accounts):
     run: str
     status: str
     reason: str | None
+
+    @classmethod
+    def of(cls, accounts: Accounts, *, run: str, status: str, reason: str | None) -> RunScore:
+        """The run's score from the numbers the accounting recomputed for it."""
+        numbers = {f.name: getattr(accounts, f.name) for f in fields(Accounts)}
+        return cls(run=run, status=status, reason=reason, **numbers)
 
     def to_dict(self) -> dict[str, Any]:
         numbers = super().to_dict()
@@ -33,5 +39,4 @@ def score_run(
     peak_flops_per_device: float | None = None,
 ) -> RunScore:
     """Score one run from what validation recomputed (times and samples from the log, energy from the trace)."""
-    accounts: Accounts = account(problem, evidence, peak_flops_per_device)
-    return RunScore(run=run, status=status, reason=reason, **accounts.to_dict())
+    return RunScore.of(account(problem, evidence, peak_flops_per_device), run=run, status=status, reason=reason)

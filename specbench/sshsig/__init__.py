@@ -1,22 +1,15 @@
-"""SSH signatures of files in OpenSSH's format (`ssh-keygen -Y sign`, the one git uses), in Python.
+"""SSH signatures of manifests in OpenSSH's format (`ssh-keygen -Y sign`, the one git uses).
 
-A maintainer verifies who signed a submission's manifest without OpenSSH installed.
+The `sshsig` library reads and verifies signatures and splits allowed_signers lines, and
+ssh-keygen signs; kept here is only what they leave out (see each module).
 """
 
 from __future__ import annotations
 
 from specbench.sshsig.allowed import AllowedSigners, Signer, load_allowed_signers, match_pattern_list
-from specbench.sshsig.keys import SshKey, UnsupportedKeyError, key_of, load_private_key
-from specbench.sshsig.signature import (
-    NAMESPACE,
-    SignatureFormatError,
-    SshSignature,
-    UnsupportedHashError,
-    parse,
-    sign,
-    verifies,
-)
-from specbench.sshsig.wire import WireError
+from specbench.sshsig.keygen import sign
+from specbench.sshsig.keys import SignatureFormatError, SshKey, UnsupportedKeyError
+from specbench.sshsig.signature import NAMESPACE, SshSignature, UnsupportedHashError, parse, verifies
 
 __all__ = [
     "NAMESPACE",
@@ -27,10 +20,7 @@ __all__ = [
     "SshSignature",
     "UnsupportedHashError",
     "UnsupportedKeyError",
-    "WireError",
-    "key_of",
     "load_allowed_signers",
-    "load_private_key",
     "match_pattern_list",
     "parse",
     "sign",

@@ -1,9 +1,8 @@
 """OpenSSH allowed_signers files (ssh-keygen(1) ALLOWED SIGNERS; git's gpg.ssh.allowedSignersFile).
 
-One signer a line: `principals [options] keytype base64-key [comment]`, where principals is a
-comma-separated pattern list and options are `namespaces="..."`, `valid-after="..."`,
-`valid-before="..."` and `cert-authority`. Times are YYYYMMDD[HHMM[SS]], in UTC with a trailing
-Z and in local time without, as ssh-keygen reads them.
+The `sshsig` library splits a line into principals, options and key. What it leaves to the
+caller is kept here: line numbers in errors, the key types, OpenSSH's pattern lists, and the
+YYYYMMDD[HHMM[SS]][Z] times of valid-after and valid-before (UTC with Z, local time without).
 """
 
 from __future__ import annotations
@@ -16,13 +15,24 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sshsig.allowed_signers import AllowedSigner
+
 from specbench.errors import InputError, Location, Problem
-from specbench.sshsig.keys import SshKey
-from specbench.sshsig.wire import WireError
+from specbench.sshsig.keys import CURVES, SignatureFormatError, SshKey
 
 MAX_FILE_BYTES = 1024 * 1024
+LISTED_KEY_TYPES = {
+    "ssh-ed25519",
+    "ssh-rsa",
+    *CURVES,
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+    "ssh-ed25519-cert-v01@openssh.com",
+    "ssh-rsa-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+}
+"""Key types a line may name; only those of keys.KEY_TYPES ever verify a signature."""
 _TIME = re.compile(r"^(\d{8})(\d{4}(\d{2})?)?(Z)?$")
-_KEY_TOKEN = re.compile(r"^(ssh|ecdsa|sk)-[A-Za-z0-9@._-]+$")
 
 
 @dataclass(frozen=True)
@@ -68,9 +78,8 @@ def parse_time(text: str) -> float | None:
     found = _TIME.match(text)
     if found is None:
         return None
-    digits = text.rstrip("Z").ljust(14, "0")
     try:
-        parts = time.strptime(digits, "%Y%m%d%H%M%S")
+        parts = time.strptime(text.rstrip("Z").ljust(14, "0"), "%Y%m%d%H%M%S")
     except ValueError:
         return None
     return float(calendar.timegm(parts)) if found.group(4) else time.mktime(parts)
@@ -104,125 +113,46 @@ def load_allowed_signers(path: str | Path) -> AllowedSigners:
 
 def parse_line(line: str, number: int) -> Signer | None:
     """One line: a Signer, None for a blank or comment line; ValueError says what is wrong."""
-    rest = line.strip()
-    if not rest or rest.startswith("#"):
+    text = line.strip()
+    if not text or text.startswith("#"):
         return None
-    principals, rest = _field(rest)
-    if not rest:
-        raise ValueError(f"expected principals, options and a key, found only {principals!r}")
-    options: dict[str, str | bool] = {}
-    if not _KEY_TOKEN.match(rest.split(None, 1)[0]):
-        text, rest = _options_field(rest)
-        options = _options(text)
-    key = _key(rest)
-    return _signer(number, principals, key, options)
+    try:
+        entry = AllowedSigner.parse(text)
+    except (ValueError, IndexError, NotImplementedError) as err:
+        raise ValueError(
+            f"expected `principals [options] keytype base64-key`, found a line that is not: {err}"
+        ) from err
+    options = entry.options or {}
+    after, before = _time(options, "valid-after"), _time(options, "valid-before")
+    if after is not None and before is not None and before <= after:
+        raise ValueError("expected valid-before after valid-after, found it at or before")
+    return Signer(
+        line=number,
+        principals=entry.principals,
+        key=_key(entry.key_type, entry.base64_key),
+        namespaces=options.get("namespaces"),
+        valid_after=after,
+        valid_before=before,
+        cert_authority="cert-authority" in options,
+    )
 
 
-def _key_types() -> set[str]:
-    return {"ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"} | {
-        "sk-ssh-ed25519@openssh.com",
-        "sk-ecdsa-sha2-nistp256@openssh.com",
-        "ssh-ed25519-cert-v01@openssh.com",
-        "ssh-rsa-cert-v01@openssh.com",
-        "ecdsa-sha2-nistp256-cert-v01@openssh.com",
-    }
+def _time(options: dict[str, str], name: str) -> float | None:
+    if name not in options:
+        return None
+    parsed = parse_time(options[name])
+    if parsed is None:
+        raise ValueError(f'expected {name}="YYYYMMDD[HHMM[SS]][Z]", found {options[name]!r}')
+    return parsed
 
 
-def _field(text: str) -> tuple[str, str]:
-    """The first field and the rest: up to whitespace, or a double-quoted string (spaces allowed)."""
-    if text.startswith('"'):
-        end = text.find('"', 1)
-        if end < 0:
-            raise ValueError("expected a closing double quote, found the end of the line")
-        return text[1:end], text[end + 1 :].lstrip()
-    head, _, rest = re.sub(r"\s", " ", text, count=0).partition(" ")
-    return head, text[len(head) :].lstrip() if rest else ""
-
-
-def _options_field(text: str) -> tuple[str, str]:
-    """The options field: up to the first whitespace outside double quotes."""
-    quoted = False
-    for i, char in enumerate(text):
-        if char == '"' and (i == 0 or text[i - 1] != "\\"):
-            quoted = not quoted
-        elif char in " \t" and not quoted:
-            return text[:i], text[i:].lstrip()
-    if quoted:
-        raise ValueError("expected a closing double quote in the options, found the end of the line")
-    return text, ""
-
-
-def _options(text: str) -> dict[str, str | bool]:
-    options: dict[str, str | bool] = {}
-    for item in _split_options(text):
-        name, _, value = item.partition("=")
-        name = name.lower()
-        if name == "cert-authority" and not value:
-            options[name] = True
-            continue
-        if name not in ("namespaces", "valid-after", "valid-before"):
-            raise ValueError(f"expected options cert-authority, namespaces, valid-after, valid-before; found {item!r}")
-        if not (len(value) >= 2 and value.startswith('"') and value.endswith('"')):
-            raise ValueError(f'expected {name}="...", found {item!r}')
-        if name in options:
-            raise ValueError(f"expected one {name} option, found several")
-        options[name] = value[1:-1].replace('\\"', '"')
-    return options
-
-
-def _split_options(text: str) -> list[str]:
-    items: list[str] = []
-    current = ""
-    quoted = False
-    for char in text:
-        if char == '"':
-            quoted = not quoted
-        if char == "," and not quoted:
-            items.append(current)
-            current = ""
-        else:
-            current += char
-    items.append(current)
-    if any(not item for item in items):
-        raise ValueError(f"expected comma-separated options, found an empty one in {text!r}")
-    return items
-
-
-def _key(text: str) -> SshKey:
-    parts = text.split()
-    if len(parts) < 2:
-        raise ValueError(f"expected a key (type and base64), found {text!r}")
-    key_type, encoded = parts[0], parts[1]
-    if key_type not in _key_types():
+def _key(key_type: str, encoded: str) -> SshKey:
+    if key_type not in LISTED_KEY_TYPES:
         raise ValueError(f"expected a key type such as ssh-ed25519, found {key_type!r}")
     try:
         key = SshKey.from_blob(base64.b64decode(encoded, validate=True))
-    except (binascii.Error, ValueError, WireError) as err:
+    except (binascii.Error, ValueError, SignatureFormatError) as err:
         raise ValueError(f"expected a base64 {key_type} key, found one that cannot be decoded: {err}") from err
     if key.key_type != key_type:
         raise ValueError(f"expected a {key_type} key blob, found a {key.key_type} blob")
     return key
-
-
-def _signer(number: int, principals: str, key: SshKey, options: dict[str, str | bool]) -> Signer:
-    times: dict[str, float | None] = {}
-    for name in ("valid-after", "valid-before"):
-        value = options.get(name)
-        if isinstance(value, str):
-            parsed = parse_time(value)
-            if parsed is None:
-                raise ValueError(f'expected {name}="YYYYMMDD[HHMM[SS]][Z]", found {value!r}')
-            times[name] = parsed
-    after, before = times.get("valid-after"), times.get("valid-before")
-    if after is not None and before is not None and before <= after:
-        raise ValueError("expected valid-before after valid-after, found it at or before")
-    namespaces = options.get("namespaces")
-    return Signer(
-        line=number,
-        principals=principals,
-        key=key,
-        namespaces=namespaces if isinstance(namespaces, str) else None,
-        valid_after=after,
-        valid_before=before,
-        cert_authority=options.get("cert-authority") is True,
-    )

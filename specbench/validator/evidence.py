@@ -221,7 +221,7 @@ class EvidenceCheck:
         evidence = Evidence(
             duration_s=run.duration_s,
             samples=samples,
-            achieved=run.achieved,
+            credited=run.credited,
             energy_j=run.power.energy_j if run.power else None,
             devices=self.devices.trained or 1,
         )

@@ -1,4 +1,7 @@
-"""Checks of one run's MLLOG log: keys and cardinality, interval pairing, order, time, cadence, target."""
+"""Checks of one run's MLLOG log: keys and cardinality, interval pairing, order, time, values, identity.
+
+The evaluations, timed blocks and the run's status are checked by validator.logquality.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
-from specbench.validator.mlperf_log import MlperfLogRules, check_schedule
-from specbench.validator.model import Evaluation, RunData
+from specbench.validator.logquality import QualityCheck
+from specbench.validator.mlperf_log import MlperfLogRules
+from specbench.validator.model import RunData
 from specbench.validator.values import is_int, is_number, same, show
 
 REQUIRED_POINTS = (
@@ -42,12 +46,11 @@ EPOCH_KEYS = ("epoch_start", "epoch_stop", "eval_start", "eval_stop", "eval_accu
 INSIDE_RUN = ("epoch_start", "epoch_stop", "eval_start", "eval_stop", "eval_accuracy", "block_start", "block_stop")
 STOP_STATUSES = ("success", "aborted")
 SUBMISSION_STATUSES = ("onprem", "cloud")
-EPS = 1e-9
 
 
 @dataclass
 class LogCheck:
-    """One log's checks; fills the run's parsed data (times, seed, evaluations, status) as it goes."""
+    """One log's checks; fills the run's parsed data (times, seed, evaluations, quality, status) as it goes."""
 
     log: ParsedLog
     file: str
@@ -78,15 +81,16 @@ class LogCheck:
         self.record_run()
         if self.meta is not None and self.mlperf is None:
             self.check_identity(self.meta)
+        quality = QualityCheck(self, self.run, self.spec, self.incomplete, self.mlperf is not None, self.broken)
         if self.spec is not None:
             self.check_problem(self.spec)
             if self.meta is not None:
                 self.check_hyperparameters(self.spec, self.meta)
             if self.spec.spec.kind == "time_to_quality":
-                self.check_quality(self.spec)
+                quality.check_quality(self.spec)
             else:
-                self.check_blocks()
-        self.decide_status()
+                quality.check_blocks()
+        quality.decide_status()
 
     # structure of the event stream
 
@@ -312,197 +316,6 @@ class LogCheck:
                         f"expected {key} = {show(declared)} (declared in submission.yaml), found {show(event.value)}",
                         "value",
                     )
-
-    # quality and throughput
-
-    def check_quality(self, spec: ResolvedSpec) -> None:
-        quality = spec.spec.quality
-        assert quality is not None
-        evaluations = []
-        for event in self.log.all("eval_accuracy"):
-            epoch = event.metadata.get("epoch_num")
-            metric = event.metadata.get("metric")
-            if metric is not None and metric != quality.metric:
-                self.add(
-                    "SB-EQV-003",
-                    event,
-                    f"expected metric {quality.metric!r} (layer 9), found {show(metric)}",
-                    "metadata.metric",
-                )
-            if is_number(event.value) and is_number(epoch):
-                evaluations.append(Evaluation(float(epoch), float(event.value), event.time_ms, event.line))
-        self.run.evaluations = evaluations
-        if not evaluations and not self.incomplete and self.mlperf is None:
-            self.add("SB-LOG-002", None, "expected at least one eval_accuracy in a time-to-quality run, found none")
-        if self.mlperf is None:
-            self.check_cadence(spec, evaluations)
-        else:
-            check_schedule(self, spec, evaluations)
-        budget = spec.spec.budget.epochs
-        counted = [e for e in evaluations if budget is None or e.epoch <= budget + EPS]
-        better = max if quality.direction == "higher" else min
-        self.run.best = better(e.value for e in counted) if counted else None
-        self.run.reached = any(_meets(e.value, quality.target, quality.direction) for e in counted)
-        if spec.spec.trains_whole_budget:
-            self.run.reached = bool(counted) and _meets(counted[-1].value, quality.target, quality.direction)
-        self.run.achieved = achieved_value(spec, counted)
-
-    def check_cadence(self, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
-        quality, budget = spec.spec.quality, spec.spec.budget.epochs
-        assert quality is not None
-        for event in evaluations:
-            if budget is not None and event.epoch > budget + EPS:
-                self.findings.add(
-                    "SB-LOG-008",
-                    self.file,
-                    f"expected evaluations within the epoch budget of {budget:g}, found one at epoch {event.epoch:g}",
-                    line=event.line,
-                )
-        every = quality.eval_every_epochs
-        if every is None:
-            return
-        for k, event in enumerate(evaluations, start=1):
-            expected = quality.eval_offset_epochs + k * every
-            if abs(event.epoch - expected) > 1e-6:
-                self.findings.add(
-                    "SB-LOG-008",
-                    self.file,
-                    f"expected evaluation {k} at epoch {expected:g} (every {every:g} epochs), found epoch {event.epoch:g}",
-                    line=event.line,
-                    json_path="metadata.epoch_num",
-                )
-                return
-
-    def check_blocks(self) -> None:
-        starts = self.log.all("block_start")
-        if not starts and not self.incomplete:
-            self.add(
-                "SB-LOG-002",
-                None,
-                "expected at least one block_start/block_stop (timed steps) in a throughput run, found none",
-            )
-        for event in starts:
-            count = event.metadata.get("samples_count")
-            if not is_int(count) or count < 0:
-                self.add(
-                    "SB-LOG-012",
-                    event,
-                    f"expected metadata samples_count (an integer >= 0) on block_start, found {show(count)}",
-                    "metadata.samples_count",
-                )
-
-    def decide_status(self) -> None:
-        run, stop = self.run, self.log.first("run_stop")
-        if stop is None and self.mlperf is None:
-            run.status, run.reason = "incomplete", "the log has no run_stop"
-            return
-        if self.spec is not None and self.spec.spec.trains_whole_budget:
-            self.decide_budget_status(stop)
-            return
-        kind_ttq = self.spec is not None and self.spec.spec.kind == "time_to_quality"
-        if kind_ttq and stop is not None:
-            self._check_stop_status(stop)
-        if stop is not None and run.stop_status == "success" and (not kind_ttq or run.reached) and not self.broken:
-            run.status, run.reason = "success", None
-            return
-        run.status = "failed"
-        if kind_ttq and not run.reached and self.spec is not None:
-            quality = self.spec.spec.quality
-            assert quality is not None
-            op = ">=" if quality.direction == "higher" else "<="
-            budget = self.spec.spec.budget.epochs
-            within = f" within {budget:g} epochs" if budget is not None else ""
-            best = "no evaluation" if run.best is None else f"best {run.best:g}"
-            found = best if stop is not None else f"{best}{self._best_epoch()} and no run_stop"
-            run.reason = f"target {quality.metric} {op} {quality.target:g} not reached{within}: {found}"
-            self.findings.add(
-                "SB-LOG-009",
-                self.file,
-                f"expected {quality.metric} {op} {quality.target:g}{within}, found {found}; the run counts as failed",
-                line=stop.line if stop is not None else self._last_line(),
-            )
-        elif self.broken:
-            run.reason = f"MLPerf log rule broken: {self.broken[0]}"
-        else:
-            run.reason = f"run_stop status {show(run.stop_status)}"
-
-    def decide_budget_status(self, stop: LogEvent | None) -> None:
-        """HPC AI500: a run that trained its whole budget succeeds, below its target too (Valid FLOPS penalises it)."""
-        assert self.spec is not None and self.spec.spec.quality is not None and stop is not None
-        run, spec = self.run, self.spec.spec
-        quality, budget = spec.quality, spec.budget.epochs
-        assert quality is not None and budget is not None
-        last = run.evaluations[-1] if run.evaluations else None
-        if run.stop_status != "success":
-            run.status, run.reason = "failed", f"run_stop status {show(run.stop_status)}"
-            return
-        if last is None or last.epoch < budget - EPS:
-            found = "no evaluation" if last is None else f"the last evaluation at epoch {last.epoch:g}"
-            run.status, run.reason = "failed", f"the epoch budget of {budget:g} was not trained: {found}"
-            self.add(
-                "SB-LOG-014",
-                stop,
-                f"expected training to the end of the epoch budget and an evaluation at epoch {budget:g} "
-                f"(HPC AI500 trains the whole budget), found {found}",
-            )
-            return
-        run.status, run.reason = "success", None
-        if not _meets(last.value, quality.target, quality.direction):
-            op = ">=" if quality.direction == "higher" else "<="
-            self.findings.add(
-                "SB-LOG-013",
-                self.file,
-                f"expected {quality.metric} {op} {quality.target:g} at the end of the budget, found {last.value:g}: "
-                f"ranked with its Valid FLOPS penalty",
-                line=last.line,
-            )
-
-    def _best_epoch(self) -> str:
-        at = [e for e in self.run.evaluations if e.value == self.run.best]
-        return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""
-
-    def _last_line(self) -> int | None:
-        return self.log.events[-1].line if self.log.events else None
-
-    def _check_stop_status(self, stop: LogEvent) -> None:
-        status = self.run.stop_status
-        if status == "success" and not self.run.reached:
-            self.add(
-                "SB-LOG-007",
-                stop,
-                "expected status 'aborted' (no evaluation reached the target), found 'success'",
-                "metadata.status",
-            )
-        elif status == "aborted" and self.run.reached:
-            self.add(
-                "SB-LOG-007",
-                stop,
-                "expected status 'success' (an evaluation reached the target), found 'aborted'",
-                "metadata.status",
-            )
-
-
-def achieved_value(spec: ResolvedSpec, counted: list[Evaluation]) -> float | None:
-    """The quality a run achieved, as its scoring method defines it.
-
-    HPC AI500: the evaluation at the end of the budget (the last one). MLPerf: the first evaluation
-    that reaches the target (the best one when none does). Specs without a scoring method: the best
-    evaluation, as specbench has always scored them.
-    """
-    quality = spec.spec.quality
-    if not counted or quality is None:
-        return None
-    better = max if quality.direction == "higher" else min
-    if spec.spec.scoring == "hpcai500-valid-flops":
-        return counted[-1].value
-    if spec.spec.scoring == "mlperf-time-to-train":
-        first = next((e.value for e in counted if _meets(e.value, quality.target, quality.direction)), None)
-        return first if first is not None else better(e.value for e in counted)
-    return better(e.value for e in counted)
-
-
-def _meets(value: float, target: float, direction: str) -> bool:
-    return value >= target if direction == "higher" else value <= target
 
 
 def _for(ident: object) -> str:

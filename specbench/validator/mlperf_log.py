@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
+from specbench.accounting.quality import first_met
 from specbench.formats.mlperf_import import MlperfDialect
 from specbench.validator.values import is_number, show
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class LogSink(Protocol):
-    """What MLPerf's log rules use of the log check that runs them (validator.logcheck.LogCheck)."""
+    """What MLPerf's log rules and the quality checks use of the log check that runs them (validator.logcheck)."""
 
     log: ParsedLog
     file: str
@@ -286,10 +287,8 @@ def check_schedule(check: LogSink, spec: ResolvedSpec, evaluations: list[Evaluat
             line=off[0].line,
             json_path="metadata.epoch_num",
         )
-    target, direction = quality.target, quality.direction
-    reaching = next(
-        (e for e in evaluations if (e.value >= target if direction == "higher" else e.value <= target)), None
-    )
+    index = first_met([e.value for e in evaluations], quality.target, quality.direction)
+    reaching = evaluations[index] if index is not None else None
     if reaching is not None and reaching in off:
         check.findings.add(
             "SB-MLP-007",

@@ -120,8 +120,9 @@ class RunData:
     seed: int | None = None
     evaluations: list[Evaluation] = field(default_factory=list)
     reached: bool | None = None
+    """Whether the run met its target by its scoring method's rule (accounting.quality)."""
     best: float | None = None
-    achieved: float | None = None
+    credited: float | None = None
     """The quality the scoring method credits (HPC AI500: at the end of the budget; MLPerf: the first to reach)."""
     status: RunStatus = "incomplete"
     reason: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.accounting.accounts import spec_flops_per_sample
+from specbench.accounting.accounts import computed_flops_per_s, spec_flops_per_sample
 from specbench.physics import DeviceFacts, lookup, peak_flops
 from specbench.spec.system import SubmissionMeta, SystemDescription
 from specbench.validator.evidence import SystemDevices
@@ -68,10 +68,10 @@ def check_run(
     peak = physics.peak(bench.meta)
     accounts = run.accounts
     per_sample = spec_flops_per_sample(bench.spec, bench.meta.hyperparameters) if bench.spec and bench.meta else None
-    if peak is not None and per_sample and accounts is not None and accounts.samples is not None and accounts.time_s:
+    if peak is not None and accounts is not None:
         count = devices.trained or 1
-        rate = per_sample * accounts.samples / accounts.time_s / count
-        if rate > peak:
+        rate = computed_flops_per_s(per_sample, accounts.samples, accounts.time_s, count)
+        if rate is not None and rate > peak:
             precision = declared_precision(bench.meta) or "its highest precision"
             findings.add(
                 "SB-PHY-001",

@@ -17,7 +17,6 @@ from specbench.sshsig import (
     SshSignature,
     UnsupportedHashError,
     UnsupportedKeyError,
-    WireError,
     match_pattern_list,
     parse,
     verifies,
@@ -94,7 +93,7 @@ def _valid(ctx: Context, signature: SshSignature, message: bytes) -> bool:
     except UnsupportedKeyError as err:
         ctx.findings.add("SB-SIG-008", SIGNATURE_FILE, str(err))
         return False
-    except WireError as err:
+    except SignatureFormatError as err:
         ctx.findings.add("SB-SIG-002", SIGNATURE_FILE, f"expected a well-formed signature, found: {err}")
         return False
     if not good:

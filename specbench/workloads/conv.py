@@ -1,12 +1,9 @@
-"""Pieces the convolutional executors (ResNet-50, extreme weather) share: options, precision, model wrapping."""
+"""Pieces the convolutional executors (ResNet-50, extreme weather) share: options, backends, memory format, wrapping."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
@@ -70,14 +67,6 @@ def memory_format(ctx: RunContext) -> torch.memory_format:
     return torch.channels_last if ctx.settings.get("memory_format") == "channels_last" else torch.contiguous_format
 
 
-def mixed_precision(device: str, precision: str) -> tuple[Callable[[], Any], Any]:
-    """An autocast context factory for bf16/fp16 (a no-op otherwise) and a GradScaler for fp16."""
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-    autocast = (lambda: torch.autocast(device, dtype=dtype)) if dtype else contextlib.nullcontext
-    scaler = torch.amp.GradScaler(device) if precision == "fp16" else None
-    return autocast, scaler
-
-
 def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
     """DistributedDataParallel across the run's processes, then torch.compile if the settings ask for it."""
     if ctx.dist.active:
@@ -88,9 +77,3 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
     if compile_mode != "none":
         model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
     return model
-
-
-def set_learning_rate(optimizer: torch.optim.Optimizer, value: float) -> None:
-    """One learning rate for every parameter group (each schedule here gives one rate per step)."""
-    for group in optimizer.param_groups:
-        group["lr"] = value

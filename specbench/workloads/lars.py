@@ -16,6 +16,9 @@ from typing import Any
 
 import torch
 
+from specbench.run.training import linear_warmup
+from specbench.workloads.training import split_decay
+
 TRUST_COEFFICIENT = 0.001
 """eta of the MLPerf reference's LARS."""
 DEFAULTS: dict[str, Any] = {
@@ -47,7 +50,7 @@ class Schedule:
     def rate(self, step: int) -> float:
         """The rate of 0-based `step`; after the decay it stays at `end`."""
         if step < self.warmup_steps:
-            return self.base * (step + 1) / self.warmup_steps
+            return linear_warmup(step, self.warmup_steps, self.base)
         done = min(step - self.warmup_steps, self.decay_steps) / self.decay_steps
         return (self.base - self.end) * (1.0 - done) ** self.power + self.end
 
@@ -102,8 +105,7 @@ class Lars(torch.optim.Optimizer):
 
 def optimizer(model: torch.nn.Module, hyperparameters: dict[str, Any]) -> Lars:
     """LARS over the model's weights; batch-norm weights and biases (1-d tensors) skip trust ratio and decay."""
-    scaled = [p for p in model.parameters() if p.ndim > 1]
-    plain = [p for p in model.parameters() if p.ndim <= 1]
+    scaled, plain = split_decay(model)
     groups = [{"params": scaled}, {"params": plain, "lars": False, "weight_decay": 0.0}]
     return Lars(
         groups,

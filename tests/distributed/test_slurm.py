@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-
 from specbench.cli import main
 from specbench.validator import validate_submission
+
+pytestmark = pytest.mark.needs("torch", "torchvision", "mlperf_logging")
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -15,16 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("torch")
-pytest.importorskip("mlperf_logging")
-
 from execute_support import REPO, WATTS, cli_env, recorded_trace, replayed_energy_matches, run_cli
 
-from specbench.errors import UsageError
+from specbench.errors import EXIT_RUN_FAILED, UsageError
 from specbench.run.distributed import Dist, from_env
 from specbench.run.launch import rendezvous_args, sbatch_script, torchrun_command
 from specbench.validator import validate_submission
+
+pytestmark = pytest.mark.needs("torch", "mlperf_logging")
 
 LLM_DDP_SEED = 2  # measured: benchmarks/results/smoke_seeds/llm-gpt-ddp.json
 LLM_FSDP_SEED = 3  # measured: benchmarks/results/smoke_seeds/llm-gpt-fsdp.json
@@ -92,9 +90,9 @@ def test_a_failing_rank_ends_the_job_with_its_message(tmp_path: Path) -> None:
     started = time.monotonic()
     proc = run_cli([*args, "--out", str(out)], cwd=tmp_path, timeout=240, PYTHONPATH=f"{hooks}:{REPO}")
     assert time.monotonic() - started < 200
-    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert proc.returncode == EXIT_RUN_FAILED == 4, proc.stderr[-3000:]
     assert "error: rank 1: run 1 did not complete: RuntimeError: injected failure on rank 1" in proc.stderr
-    assert "error: rank 1 (local rank 1) exited with code 3; its own message is above" in proc.stderr
+    assert "error: rank 1 (local rank 1) exited with code 4; its own message is above" in proc.stderr
     assert "Traceback" not in proc.stderr
     state = json.loads((out / "caraml-resnet50" / "run_1" / "state.json").read_text())
     assert state["status"] in ("incomplete", "running")  # rank 0 either ended the run or was stopped by torchrun

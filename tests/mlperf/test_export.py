@@ -31,7 +31,8 @@ from specbench.mlperf import import_results
 from specbench.mlperf.export import export_submission
 from specbench.mlperf.power import parse_power_log
 
-pytest.importorskip("mlperf_logging")
+pytestmark = pytest.mark.needs("mlperf_logging")
+
 
 ROUND = CORPUS.parent / "mlperf-v4.0-resnet-round"
 SMOKE_SCALE = {"RCP Test Failed: Missing RCP, please submit RCP with BS = 32"}

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from mlperf_logging.compliance_checker import mlp_compliance, mlp_parser
 from mlperf_support import read_events
 
-mlp_compliance = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
-mlp_parser = pytest.importorskip("mlperf_logging.compliance_checker.mlp_parser")
+pytestmark = pytest.mark.needs("mlperf_logging")
 
 REPO = Path(__file__).resolve().parents[2]
 RULESET = "4.0.0"

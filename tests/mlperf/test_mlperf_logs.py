@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mlperf_logging.compliance_checker import mlp_compliance
 from mlperf_support import read_events
 
-mlp_compliance = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
-pytest.importorskip("torchvision")
+from specbench.cli import main
+from specbench.validator import validate_submission
+from specbench.workloads.mlperf_resnet50 import optim as mlperf_optim
 
-from specbench.cli import main  # noqa: E402
-from specbench.validator import validate_submission  # noqa: E402
-from specbench.workloads.mlperf_resnet50 import optim as mlperf_optim  # noqa: E402
+pytestmark = pytest.mark.needs("torch", "torchvision", "mlperf_logging")
 
 CORPUS_LOG = (
     Path(__file__).resolve().parents[3]

@@ -14,6 +14,13 @@ from specbench.power import NullMeter
 from specbench.roofline import Roofline, default_config, measure
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of a measured roofline need torch: they are marked, and skip on the core install (tests/conftest.py)."""
+    for item in items:
+        if "cpu_roofline" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.needs("torch"))
+
+
 @pytest.fixture(scope="session")
 def cpu_roofline() -> Roofline:
     """fp32 and bf16 run on a CPU; tf32, fp16 and fp8 are asked for so that their skips are recorded."""

@@ -12,6 +12,8 @@ from specbench.roofline import Roofline, default_config, measure
 from specbench.roofline.config import conv_shapes
 from specbench.roofline.kernels import check_conv, check_gemm, precision_mode
 
+pytestmark = pytest.mark.needs("torch")
+
 
 def test_cpu_ceilings_are_positive_and_come_from_the_sweep(cpu_roofline: Roofline) -> None:
     compute = {c.precision: c for c in cpu_roofline.ceilings.compute}

@@ -3,10 +3,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from roofline_fixtures import H200_ROOFLINE, H200_SUBMISSION
 
 from specbench.roofline import Roofline, place, read_roofline, save_plots
 from specbench.roofline.format import eng
+
+pytestmark = pytest.mark.needs("matplotlib")
 
 
 def _svg_text(path: Path) -> list[str]:

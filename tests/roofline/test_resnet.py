@@ -13,6 +13,8 @@ from specbench.roofline.resnet import (
 from specbench.spec.builtin import find_spec
 from specbench.spec.loader import apply_profile, load_spec
 
+pytestmark = pytest.mark.needs("torch", "torchvision")
+
 
 def _torchvision_convs(image: tuple[int, int, int], classes: int) -> dict[str, tuple[object, ...]]:
     """Every Conv2d of torchvision's resnet50 as run on a meta tensor: input shape, weight shape, stride, padding."""

@@ -3,12 +3,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from roofline_fixtures import CPU_SUBMISSION
 
 from specbench.commands.roofline import command
 from specbench.errors import InputError, UsageError
 from specbench.roofline import Roofline, read_roofline, write_roofline
+
+pytestmark = pytest.mark.needs("torch", "matplotlib")
 
 QUICK = ["--device", "cpu", "--profile", "quick", "--threads", "1", "--precisions", "fp32", "--conv-batch", "1"]
 

@@ -29,7 +29,7 @@ def test_valid_flops_hpcai500_formula() -> None:
 
 def test_score_run_fixed_problem_and_power() -> None:
     problem = _problem("fixed_problem", quality=Quality(0.763, "higher", 5, True), train_samples=100, epochs=90)
-    evidence = Evidence(duration_s=1000.0, samples=5_000, achieved=0.70, energy_j=500_000.0, devices=4)
+    evidence = Evidence(duration_s=1000.0, samples=5_000, credited=0.70, energy_j=500_000.0, devices=4)
     score = score_run(run="run_1", status="success", reason=None, problem=problem, evidence=evidence,
                       peak_flops_per_device=1e12)  # fmt: skip
     assert score.model_flops == 2e9 * 9000  # the FLOPs of the 90-epoch problem, not of the 5,000 samples seen
@@ -43,14 +43,14 @@ def test_score_run_fixed_problem_and_power() -> None:
 
 
 def test_unmeasured_power_stays_none() -> None:
-    evidence = Evidence(duration_s=10.0, samples=100, achieved=None, energy_j=None, devices=1)
+    evidence = Evidence(duration_s=10.0, samples=100, credited=None, energy_j=None, devices=1)
     score = score_run(run="r", status="success", reason=None, problem=_problem("processed", 1.0), evidence=evidence)
     assert score.energy_j is None and score.mean_power_w is None and score.valid_flops_per_w is None
     assert score.valid_flops_per_s == score.flops_per_s == 10.0
 
 
 def _score(run: str, time_s: float, status: str = "success") -> RunScore:
-    evidence = Evidence(duration_s=time_s, samples=10, achieved=None, energy_j=time_s * 100, devices=1)
+    evidence = Evidence(duration_s=time_s, samples=10, credited=None, energy_j=time_s * 100, devices=1)
     return score_run(run=run, status=status, reason=None, problem=_problem("processed", 1.0), evidence=evidence)
 
 

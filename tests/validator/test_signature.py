@@ -2,67 +2,88 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from mutate import resign
+from sshsig.binary_io import ssh_read_string_pair
+from sshsig.sshsig import SshsigSignature, ssh_enarmor_sshsig
 from validator_bases import Bases
 
 from specbench.cli import main
-from specbench.sshsig import AllowedSigners, key_of, load_allowed_signers, parse, sign
-from specbench.sshsig.keys import PrivateKey
-from specbench.sshsig.signature import armor, dearmor
-from specbench.sshsig.wire import Reader, put_string, put_u32
+from specbench.sshsig import AllowedSigners, SshKey, load_allowed_signers, sign
 from specbench.validator import CODES, validate_submission
 from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE
 
-ALICE = ed25519.Ed25519PrivateKey.generate()
-MALLORY = ed25519.Ed25519PrivateKey.generate()
-RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+SSH_KEYGEN = shutil.which("ssh-keygen")
+KEY_TYPES = {"alice": ["-t", "ed25519"], "mallory": ["-t", "ed25519"], "rsa": ["-t", "rsa", "-b", "2048"]}
+ALICE, MALLORY, RSA_KEY = KEY_TYPES
+_KEY_FOLDER = tempfile.TemporaryDirectory(prefix="specbench-test-keys-")
 
 
-def _sign(root: Path, key: PrivateKey = ALICE, namespace: str = "specbench") -> None:
-    (root / SIGNATURE_FILE).write_text(sign((root / MANIFEST).read_bytes(), key, namespace=namespace))
+@functools.cache
+def _key(name: str, passphrase: str = "") -> Path:
+    """The private key file `name`, made by ssh-keygen on first use (the test skips without OpenSSH)."""
+    if SSH_KEYGEN is None:
+        pytest.skip("ssh-keygen (OpenSSH) is not installed")
+    path = Path(_KEY_FOLDER.name) / f"id_{name}{'_encrypted' if passphrase else ''}"
+    args = KEY_TYPES.get(name, ["-t", "ed25519"])
+    subprocess.run([SSH_KEYGEN, "-q", *args, "-N", passphrase, "-C", name, "-f", str(path)], check=True, timeout=60)
+    return path
 
 
-def _signers(tmp_path: Path, options: str = 'namespaces="specbench"', key: PrivateKey = ALICE) -> AllowedSigners:
+def _public(name: str) -> SshKey:
+    return SshKey.from_blob(base64.b64decode(_key(name).with_suffix(".pub").read_text().split()[1]))
+
+
+@pytest.fixture
+def no_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ssh-keygen without a terminal to ask a passphrase on, as in CI (a test must not wait for a person)."""
+    run: Callable[..., Any] = subprocess.run
+
+    def detached(*args: Any, **kwargs: Any) -> Any:
+        return run(*args, **kwargs, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    monkeypatch.setattr("specbench.sshsig.keygen.subprocess.run", detached)
+
+
+def _sign(root: Path, key: str = ALICE, namespace: str = "specbench") -> None:
+    (root / SIGNATURE_FILE).write_bytes(sign((root / MANIFEST).read_bytes(), _key(key), namespace=namespace))
+
+
+def _signers(tmp_path: Path, options: str = 'namespaces="specbench"', key: str = ALICE) -> AllowedSigners:
     path = tmp_path / "allowed_signers"
-    path.write_text(f"# maintainers of the board\nalice@example.org {options} {key_of(key.public_key()).openssh()}\n")
+    path.write_text(f"# maintainers of the board\nalice@example.org {options} {_public(key).openssh()}\n")
     return load_allowed_signers(path)
 
 
 def _field_swap(root: Path, hash_algorithm: str | None = None, signature: bytes | None = None) -> None:
     """Rewrite the signature file with its hash name or signature blob replaced."""
     path = root / SIGNATURE_FILE
-    reader = Reader(dearmor(path.read_bytes()), "test")
-    reader.raw(6)
-    reader.u32()
-    key, namespace, reserved, algorithm, blob = (
-        reader.string(),
-        reader.text(),
-        reader.string(),
-        reader.text(),
-        reader.string(),
-    )
-    new = b"SSHSIG" + put_u32(1) + put_string(key) + put_string(namespace) + put_string(reserved)
-    new += put_string(hash_algorithm or algorithm) + put_string(blob if signature is None else signature)
-    path.write_text(armor(new))
+    outer = SshsigSignature.from_armored(path.read_bytes())
+    outer.hash_algo = outer.hash_algo if hash_algorithm is None else hash_algorithm.encode()
+    outer.signature = outer.signature if signature is None else signature
+    path.write_text(outer.to_armored())
+
+
+def _string(data: bytes) -> bytes:
+    return len(data).to_bytes(4, "big") + data
 
 
 def _sha1_rsa(root: Path) -> None:
     """An RSA signature relabelled ssh-rsa (SHA-1), which OpenSSH's sshsig refuses."""
     _sign(root, RSA_KEY)
-    inner = Reader(parse((root / SIGNATURE_FILE).read_bytes()).signature, "signature")
-    inner.text()
-    _field_swap(root, signature=put_string("ssh-rsa") + put_string(inner.string()))
+    _, raw = ssh_read_string_pair(SshsigSignature.from_armored((root / SIGNATURE_FILE).read_bytes()).signature)
+    _field_swap(root, signature=_string(b"ssh-rsa") + _string(raw))
 
 
 def _tampered(root: Path) -> None:
@@ -88,7 +109,9 @@ CASES = [
     Case("SIG-001 unsigned", lambda r: None, {"SB-SIG-001"}, status="missing"),
     Case("unsigned, no signers required", lambda r: None, set(), signers=None, status=None),
     Case("SIG-002 garbage", lambda r: (r / SIGNATURE_FILE).write_text("hello\n"), {"SB-SIG-002"}),
-    Case("SIG-002 bad base64", lambda r: (r / SIGNATURE_FILE).write_text(armor(b"SSHSIG")), {"SB-SIG-002"}),
+    Case(
+        "SIG-002 bad base64", lambda r: (r / SIGNATURE_FILE).write_text(ssh_enarmor_sshsig(b"SSHSIG")), {"SB-SIG-002"}
+    ),
     Case("SIG-003 tampered and re-manifested", _tampered, {"SB-SIG-003"}),
     Case("SIG-003 without signers", _tampered, {"SB-SIG-003"}, signers=None),
     Case("SIG-004 namespace", lambda r: _sign(r, namespace="git"), {"SB-SIG-004"}),
@@ -125,7 +148,7 @@ def test_the_report_says_who_signed(bases: Bases, tmp_path: Path) -> None:
     _sign(root)
     report = validate_submission(root, signers=_signers(tmp_path))
     assert report.signature is not None and report.signature.signer == "alice@example.org"
-    assert report.signature.fingerprint == key_of(ALICE.public_key()).fingerprint()
+    assert report.signature.fingerprint == _public(ALICE).fingerprint()
     data = report.to_dict()["signature"]
     assert data["status"] == "verified" and data["key_type"] == "ssh-ed25519"
     one_benchmark = validate_submission(root / "resnet50", signers=_signers(tmp_path))
@@ -143,21 +166,14 @@ def test_the_manifest_never_lists_its_signature(bases: Bases, tmp_path: Path) ->
     assert "SB-STR-005" in validate_submission(root).codes()
 
 
-def _write_key(path: Path, key: PrivateKey, password: bytes | None = None) -> Path:
-    encryption = serialization.NoEncryption() if password is None else serialization.BestAvailableEncryption(password)
-    fmt = serialization.PrivateFormat.OpenSSH if password is None else serialization.PrivateFormat.PKCS8
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, fmt, encryption))
-    return path
-
-
 def test_sign_then_validate_through_the_cli(
     bases: Bases, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = bases.copy(tmp_path)
-    key = _write_key(tmp_path / "id_ed25519", ALICE)
+    key = _key(ALICE)
     assert main(["sign", str(root / "resnet50"), "--key", str(key)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {root / SIGNATURE_FILE}" in out and key_of(ALICE.public_key()).openssh() in out
+    assert f"wrote {root / SIGNATURE_FILE}" in out and _public(ALICE).openssh() in out
     assert (root / SIGNATURE_FILE).stat().st_mode & 0o777 == 0o644
     allowed = _signers(tmp_path).path
     assert main(["validate", str(root), "--allowed-signers", allowed, "--jobs", "1"]) == 0
@@ -183,21 +199,18 @@ def test_score_ranks_only_allowed_signers(bases: Bases, tmp_path: Path, capsys: 
 
 
 def test_sign_refuses_bad_keys_and_broken_manifests(
-    bases: Bases, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    bases: Bases, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_terminal: None
 ) -> None:
     root = bases.copy(tmp_path)
-    encrypted = _write_key(tmp_path / "id_encrypted", ALICE, password=b"secret")
+    encrypted = _key(ALICE, passphrase="secret")
     assert main(["sign", str(root), "--key", str(encrypted)]) == 2
     assert "encrypted with a passphrase" in capsys.readouterr().err
-    key = _write_key(tmp_path / "id_ed25519", ALICE)
+    key = _key(ALICE)
     (root / "resnet50" / "submission.yaml").write_text((root / "resnet50" / "submission.yaml").read_text() + "\n")
     assert main(["sign", str(root), "--key", str(key)]) == 2
     assert "does not match the files" in capsys.readouterr().err and not (root / SIGNATURE_FILE).exists()
     assert main(["sign", str(tmp_path / "nowhere"), "--key", str(key)]) == 2
     assert "expected an ORG/SYSTEM folder" in capsys.readouterr().err
-
-
-SSH_KEYGEN = shutil.which("ssh-keygen")
 
 
 @pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen (OpenSSH) is not installed")

@@ -10,9 +10,7 @@ smoke profile fields generated in memory by `specbench.data.climate` (the same g
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,14 +22,16 @@ import torch.nn.functional as F
 from specbench.data.climate import CHANNELS, CLASSES, CamSplit, generate_arrays, normalise
 from specbench.data.imagedata import TensorBatches
 from specbench.errors import UsageError
-from specbench.run.base import RunOutcome
+from specbench.run.base import Executor, RunOutcome
 from specbench.run.config import Option, RunConfig
 from specbench.run.context import RunContext
 from specbench.run.loop import epoch_batches, train_to_quality
+from specbench.run.training import cosine_decay, linear_warmup
 from specbench.spec.resolve import ResolvedSpec
-from specbench.workloads.conv import CONV_OPTIONS, mixed_precision, set_backends, set_learning_rate, wrap_model
+from specbench.workloads.conv import CONV_OPTIONS, set_backends, wrap_model
 from specbench.workloads.conv import memory_format as conv_memory_format
 from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus
+from specbench.workloads.training import backward_step, mixed_precision, optimizer_kernel, set_learning_rate
 
 # Pixel frequencies of background, tropical cyclone and atmospheric river in the CAM5 training set,
 # as the DeepCAM reference states them; its loss weights are these to the power -0.125.
@@ -70,10 +70,10 @@ def _variant(resolved: ResolvedSpec, config: RunConfig) -> dict[str, Any]:
     return dict(workload.variants[name].params)
 
 
-@functools.lru_cache(maxsize=2)
-def _generated(
-    train: int, evaluation: int, size: tuple[int, int]
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, str]:
+Fields = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, str]
+
+
+def _generate(train: int, evaluation: int, size: tuple[int, int]) -> Fields:
     """The smoke profile's data: generated, normalised with the training split's per-channel range, and its sha256."""
     x, y = generate_arrays(train, size, TRAIN_SEED)
     vx, vy = generate_arrays(evaluation, size, EVAL_SEED)
@@ -136,10 +136,22 @@ class State:
     steps_per_epoch: int
 
 
-class ExtremeWeatherExecutor:
+class ExtremeWeatherExecutor(Executor):
+    """DeepLabv3+ on CAM5 fields to DeepCAM's mean IoU target, the way MLPerf HPC's reference trains it."""
+
     name = "extreme-weather"
     options = OPTIONS
     defaults = DEFAULTS
+
+    def __init__(self) -> None:
+        self._fields: dict[tuple[int, int, tuple[int, int]], Fields] = {}
+        """The smoke profile's generated fields, made once per job: dataset_facts hashes them, each run trains on them."""
+
+    def _generated(self, train: int, evaluation: int, size: tuple[int, int]) -> Fields:
+        key = (train, evaluation, size)
+        if key not in self._fields:
+            self._fields[key] = _generate(train, evaluation, size)
+        return self._fields[key]
 
     def check(self, resolved: ResolvedSpec, device: str, synthetic: bool, data: Path | None) -> None:
         spec = resolved.spec
@@ -191,7 +203,7 @@ class ExtremeWeatherExecutor:
                 "synthetic": False,
             }
         shape = dataset.sample_shape or [CHANNELS, 64, 96]
-        *_, digest = _generated(dataset.train_samples, dataset.eval_samples, (shape[1], shape[2]))
+        *_, digest = self._generated(dataset.train_samples, dataset.eval_samples, (shape[1], shape[2]))
         return {
             "name": dataset.name,
             "generator": "specbench.data.climate.generate_arrays",
@@ -226,7 +238,7 @@ class ExtremeWeatherExecutor:
             raise UsageError(f"global_batch_size {batch} gives {local_batch} per process; batch norm needs at least 2")
         betas = tuple(float(b) for b in _hp(ctx, "opt_betas"))
         kind = torch.optim.AdamW if ctx.hyperparameters["opt_name"] == "AdamW" else torch.optim.Adam
-        kernel = {"fused": True} if ctx.device == "cuda" else {"foreach": True}
+        kernel = optimizer_kernel(ctx.device == "cuda")
         optimizer = kind(
             model.parameters(),
             lr=float(ctx.hyperparameters["opt_lr"]),
@@ -244,7 +256,7 @@ class ExtremeWeatherExecutor:
         else:
             dataset = spec.workload.dataset
             shape = dataset.sample_shape or [CHANNELS, 64, 96]
-            x, y, vx, vy, _ = _generated(dataset.train_samples, dataset.eval_samples, (shape[1], shape[2]))
+            x, y, vx, vy, _ = self._generated(dataset.train_samples, dataset.eval_samples, (shape[1], shape[2]))
             train = TensorBatches(x, y, batch, drop_last=True, seed=ctx.seed, rank=ctx.dist.rank, world=ctx.dist.world)
             val = TensorBatches(
                 vx, vy, eval_batch * ctx.dist.world, drop_last=False, seed=0, rank=ctx.dist.rank, world=ctx.dist.world
@@ -316,14 +328,14 @@ def learning_rate(hp: dict[str, Any], step: int) -> float:
     factor = float(hp.get("scheduler_lr_warmup_factor", 1.0))
     if step < warmup:
         if factor == 1.0:
-            return base * (step + 1) / warmup
+            return linear_warmup(step, warmup, base)
         return base * (1.0 + (factor - 1.0) * step / warmup)
     peak = base * factor
     after = step - warmup
     if hp.get("scheduler_type") == "cosine_annealing":
         t_max = max(1, int(hp.get("scheduler_t_max") or 1))
         eta_min = float(hp.get("scheduler_eta_min", 0.0))
-        return eta_min + 0.5 * (peak - eta_min) * (1 + math.cos(math.pi * min(after, t_max) / t_max))
+        return cosine_decay(after, t_max, peak, eta_min)
     milestones = [int(m) for m in (hp.get("scheduler_milestones") or [])]
     passed = sum(1 for m in milestones if after >= m)
     return peak * float(hp.get("scheduler_decay_rate", 0.1)) ** passed
@@ -335,14 +347,7 @@ def _step(state: State, fields: torch.Tensor, labels: torch.Tensor, device: torc
     with state.autocast():
         logits = state.model(fields)
     loss = F.cross_entropy(logits.float(), labels, weight=state.weights)
-    state.optimizer.zero_grad(set_to_none=True)
-    if state.scaler is not None:
-        state.scaler.scale(loss).backward()
-        state.scaler.step(state.optimizer)
-        state.scaler.update()
-    else:
-        loss.backward()
-        state.optimizer.step()
+    backward_step(loss, state.optimizer, state.scaler)
     return loss
 
 
@@ -378,6 +383,3 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
         step=step,
         evaluate=lambda: _evaluate(state, device, ctx),
     )
-
-
-EXECUTOR = ExtremeWeatherExecutor()

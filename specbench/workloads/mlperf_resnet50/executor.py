@@ -23,9 +23,12 @@ from specbench.run.context import RunContext
 from specbench.run.distributed import from_env
 from specbench.run.loop import epoch_batches, train_to_quality
 from specbench.spec.resolve import ResolvedSpec
-from specbench.workloads.conv import set_learning_rate
-from specbench.workloads.mlperf_resnet50.optim import Lars, Schedule, batch_norm_span, split_decay
-from specbench.workloads.resnet50.executor import ResNet50Executor, State, _evaluate, _step
+from specbench.workloads.mlperf_resnet50.optim import Lars, Schedule, batch_norm_span
+from specbench.workloads.resnet50.executor import ResNet50Executor
+from specbench.workloads.resnet50.training import State
+from specbench.workloads.resnet50.training import evaluate as _evaluate  # the names the loop calls (tests stub them)
+from specbench.workloads.resnet50.training import train_step as _step
+from specbench.workloads.training import decay_groups, optimizer_kernel, set_learning_rate
 
 DEFAULTS: dict[str, Any] = {"label_smoothing": 0.1, "gradient_accumulation_steps": 1}
 OPTIMIZERS = ("lars", "sgd")
@@ -54,6 +57,8 @@ def _number(ctx_hp: dict[str, Any], key: str) -> float:
 
 
 class MlperfResNet50Executor(ResNet50Executor):
+    """ResNet-50 to MLPerf's target with its optimizer, schedule, batch-norm span and log keys."""
+
     name = "mlperf-resnet50"
     defaults = DEFAULTS
 
@@ -89,14 +94,11 @@ class MlperfResNet50Executor(ResNet50Executor):
         else:  # MLPerf asks it only with SGD; the statistics span the per-process batch, logged as a fact
             ctx.log.event("model_bn_span", local_batch)
         keys = _keys(str(hp["opt_name"]))
-        decay, no_decay = split_decay(model)
-        weight_decay = _number(hp, keys["weight_decay"])
-        groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        groups = decay_groups(model, _number(hp, keys["weight_decay"]))
         lr, momentum = _number(hp, keys["base"]), _number(hp, keys["momentum"])
         if hp["opt_name"] == "lars":
             return Lars(groups, lr=lr, momentum=momentum, epsilon=_number(hp, "lars_epsilon"))
-        kernel = {"fused": True} if ctx.device == "cuda" else {"foreach": True}
-        return torch.optim.SGD(groups, lr=lr, momentum=momentum, **kernel)
+        return torch.optim.SGD(groups, lr=lr, momentum=momentum, **optimizer_kernel(ctx.device == "cuda"))
 
     def train(self, ctx: RunContext, state: State) -> RunOutcome:
         hp, keys = ctx.hyperparameters, _keys(str(ctx.hyperparameters["opt_name"]))
@@ -126,6 +128,3 @@ class MlperfResNet50Executor(ResNet50Executor):
             evaluate=lambda: _evaluate(state, device, ctx),
             epochs=min(epochs, math.ceil(budget)) if budget is not None else epochs,
         )
-
-
-EXECUTOR = MlperfResNet50Executor()

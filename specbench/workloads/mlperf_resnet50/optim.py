@@ -1,4 +1,4 @@
-"""MLPerf ResNet-50's optimizer pieces: weight decay groups and the batch-norm span; LARS and its schedule.
+"""MLPerf ResNet-50's optimizer pieces: the batch-norm span, LARS and its schedule.
 
 LARS and the warm-up plus polynomial-decay schedule are those of `lars.py` (MLPerf's reference
 form, shared with the resnet50 executor): for each weight tensor the step is scaled by the trust
@@ -17,16 +17,7 @@ import torch
 from specbench.errors import UsageError
 from specbench.workloads.lars import TRUST_COEFFICIENT, Lars, Schedule
 
-__all__ = ["TRUST_COEFFICIENT", "Lars", "Schedule", "batch_norm_span", "split_decay"]
-
-
-def split_decay(model: torch.nn.Module) -> tuple[list[torch.nn.Parameter], list[torch.nn.Parameter]]:
-    """(weights with weight decay, batch-norm and bias parameters without it)."""
-    decay: list[torch.nn.Parameter] = []
-    no_decay: list[torch.nn.Parameter] = []
-    for param in model.parameters():
-        (no_decay if param.ndim <= 1 else decay).append(param)
-    return decay, no_decay
+__all__ = ["TRUST_COEFFICIENT", "Lars", "Schedule", "batch_norm_span"]
 
 
 class _SpanBatchNorm2d(torch.nn.BatchNorm2d):

@@ -19,7 +19,7 @@ import torch
 from specbench.data import cropkernel
 from specbench.data.imagedata import TensorBatches, imagenet_loaders
 from specbench.data.imagenet import scan_tree
-from specbench.data.jpegloader import DeviceImageLoader, Geometry, ShareControl
+from specbench.data.jpegloader import DeviceImageLoader, Geometry, LoaderOptions, ShareControl
 from specbench.errors import UsageError
 from specbench.run.config import Option, RunConfig
 from specbench.run.context import RunContext
@@ -148,21 +148,22 @@ def image_loaders(ctx: RunContext, batch_size: int) -> tuple[Any, Any]:
     if where == "cuda" and ctx.device != "cuda":
         raise UsageError(f"augment_device=cuda needs --device cuda; this run's device is {ctx.device}")
     device = torch.device(ctx.device if where == "cuda" else "cpu")
-    common: dict[str, Any] = {
-        "geometry": geometry,
-        "device": device,
-        "decoder": decoder,
-        "workers": workers,
-        "seed": ctx.seed,
-        "rank": rank,
-        "world": world,
-        "memory_format": memory_format(ctx),
-        "cpu_share": ctx.settings.get("data_cpu_share", "auto") if decoder == "nvjpeg" else 0.0,
-        "decode_threads": int(ctx.settings.get("data_decode_threads") or 1) if decoder == "nvjpeg" else 1,
-        "kernel": str(ctx.settings.get("augment_kernel") or "torch") if where == "cuda" else "torch",
-    }
-    train = DeviceImageLoader(tree.root, tree.train, batch_size=batch_size, train=True, **common)
-    val = DeviceImageLoader(tree.root, tree.val, batch_size=batch_size, train=False, **common)
+    options = LoaderOptions(
+        batch_size=batch_size,
+        geometry=geometry,
+        device=device,
+        decoder=decoder,
+        workers=workers,
+        seed=ctx.seed,
+        rank=rank,
+        world=world,
+        memory_format=memory_format(ctx),
+        cpu_share=ctx.settings.get("data_cpu_share", "auto") if decoder == "nvjpeg" else 0.0,
+        decode_threads=int(ctx.settings.get("data_decode_threads") or 1) if decoder == "nvjpeg" else 1,
+        kernel=str(ctx.settings.get("augment_kernel") or "torch") if where == "cuda" else "torch",
+    )
+    train = DeviceImageLoader(tree.root, tree.train, options, train=True)
+    val = DeviceImageLoader(tree.root, tree.val, options, train=False)
     return train, val
 
 

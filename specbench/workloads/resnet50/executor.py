@@ -9,8 +9,6 @@ format and torch.compile are options recorded in layers 6 and 7.
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +18,26 @@ import torchvision
 from specbench.data.imagedata import EVAL_SEED, TRAIN_SEED, TensorBatches, generate_images, tensor_sha256
 from specbench.data.imagenet import scan_tree
 from specbench.errors import UsageError
-from specbench.run.base import RunOutcome
+from specbench.run.base import Executor, RunOutcome
 from specbench.run.config import RunConfig
 from specbench.run.context import RunContext
 from specbench.run.loop import train_to_quality
+from specbench.run.training import TimedSteps, timed_steps, warm_up, warmup_cosine
 from specbench.spec.resolve import ResolvedSpec
-from specbench.spec.result import ThroughputResult
 from specbench.workloads import lars
-from specbench.workloads.conv import CONV_OPTIONS, mixed_precision, set_backends, set_learning_rate, wrap_model
+from specbench.workloads.conv import CONV_OPTIONS, set_backends, wrap_model
 from specbench.workloads.conv import memory_format as conv_memory_format
 from specbench.workloads.resnet50.datapath import (
     DATA_OPTIONS,
     check_data_settings,
     close_loaders,
-    eval_batches,
     image_loaders,
     train_batches,
 )
+from specbench.workloads.resnet50.training import State
+from specbench.workloads.resnet50.training import evaluate as _evaluate  # the names the loops call (tests stub them)
+from specbench.workloads.resnet50.training import train_step as _step
+from specbench.workloads.training import decay_groups, mixed_precision, optimizer_kernel, set_learning_rate
 
 OPTIONS = {**CONV_OPTIONS, **DATA_OPTIONS}
 DEFAULTS: dict[str, Any] = {
@@ -57,22 +58,9 @@ def _hp(ctx: RunContext, name: str) -> Any:
     return ctx.hyperparameters.get(name, DEFAULTS.get(name))
 
 
-@dataclass
-class State:
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    criterion: torch.nn.Module
-    scaler: Any
-    autocast: Any
-    memory_format: torch.memory_format
-    train: Any
-    val: Any
-    batch_size: int
-    steps_per_epoch: int
-    synthetic_batch: tuple[torch.Tensor, torch.Tensor] | None
+class ResNet50Executor(Executor):
+    """ResNet-50 v1.5 to a top-1 target (SGD or MLPerf's LARS), or timed steps on synthetic tensors for throughput."""
 
-
-class ResNet50Executor:
     name = "resnet50"
     options = OPTIONS
     defaults = DEFAULTS
@@ -183,18 +171,9 @@ class ResNet50Executor:
             model, optimizer, criterion, scaler, autocast, memory_format, train, val, batch, steps_per_epoch, synthetic
         )
         if spec.kind == "throughput":
-            assert spec.throughput is not None
-            for step in range(spec.throughput.warmup_steps):
-                assert synthetic is not None
-                _step(state, synthetic[0], synthetic[1], device)
-                ctx.progress.update(
-                    stage=f"warm-up {step + 1}/{spec.throughput.warmup_steps}",
-                    done=step + 1,
-                    total=None,
-                    rate=None,
-                    unit="img",
-                    power_w=ctx.power_now_w(),
-                )
+            assert spec.throughput is not None and synthetic is not None
+            images, labels = synthetic
+            warm_up(ctx, spec.throughput.warmup_steps, lambda: _step(state, images, labels, device), "img")
         return state
 
     def configure(self, ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
@@ -213,60 +192,23 @@ class ResNet50Executor:
 def _optimizer(ctx: RunContext, model: torch.nn.Module) -> torch.optim.Optimizer:
     if lars.uses_lars(ctx.hyperparameters):
         return lars.optimizer(model, ctx.hyperparameters)
-    decay: list[torch.nn.Parameter] = []
-    no_decay: list[torch.nn.Parameter] = []
-    for _name, param in model.named_parameters():
-        (no_decay if (param.ndim <= 1 and not _hp(ctx, "weight_decay_on_bn")) else decay).append(param)
-    groups = [
-        {"params": decay, "weight_decay": float(_hp(ctx, "weight_decay"))},
-        {"params": no_decay, "weight_decay": 0.0},
-    ]
+    groups = decay_groups(model, float(_hp(ctx, "weight_decay")), decay_vectors=bool(_hp(ctx, "weight_decay_on_bn")))
     lr = float(ctx.hyperparameters["base_learning_rate"])
-    kernel = {"fused": True} if ctx.device == "cuda" else {"foreach": True}
+    kernel = optimizer_kernel(ctx.device == "cuda")
     return torch.optim.SGD(
         groups, lr=lr, momentum=float(_hp(ctx, "momentum")), nesterov=bool(_hp(ctx, "nesterov")), **kernel
     )
 
 
-def _step(state: State, images: torch.Tensor, labels: torch.Tensor, device: torch.device) -> torch.Tensor:
-    images = images.to(device, non_blocking=True).contiguous(memory_format=state.memory_format)
-    labels = labels.to(device, non_blocking=True)
-    with state.autocast():
-        loss = state.criterion(state.model(images), labels)
-    state.optimizer.zero_grad(set_to_none=True)
-    if state.scaler is not None:
-        state.scaler.scale(loss).backward()
-        state.scaler.step(state.optimizer)
-        state.scaler.update()
-    else:
-        loss.backward()
-        state.optimizer.step()
-    return loss
-
-
 def _learning_rate(ctx: RunContext, step: int, total_steps: int, steps_per_epoch: int) -> float:
     if lars.uses_lars(ctx.hyperparameters):
         return lars.learning_rate(ctx.hyperparameters, step, steps_per_epoch)
-    base = float(ctx.hyperparameters["base_learning_rate"])
-    warmup = int(float(_hp(ctx, "warmup_epochs")) * steps_per_epoch)
-    if step < warmup:
-        return base * (step + 1) / warmup
-    progress = (step - warmup) / max(1, total_steps - warmup)
-    return 0.5 * base * (1 + math.cos(math.pi * min(1.0, progress)))
-
-
-def _evaluate(state: State, device: torch.device, ctx: RunContext) -> float:
-    state.model.eval()
-    correct = total = 0
-    with torch.no_grad(), state.autocast():
-        for images, labels in eval_batches(state.val):
-            images = images.to(device, non_blocking=True).contiguous(memory_format=state.memory_format)
-            labels = labels.to(device, non_blocking=True)
-            correct += int((state.model(images).argmax(1) == labels).sum())
-            total += labels.numel()
-    state.model.train()
-    summed_correct, summed_total = ctx.dist.all_sum([float(correct), float(total)])
-    return summed_correct / max(1.0, summed_total)
+    return warmup_cosine(
+        step,
+        peak=float(ctx.hyperparameters["base_learning_rate"]),
+        warmup_steps=int(float(_hp(ctx, "warmup_epochs")) * steps_per_epoch),
+        total_steps=total_steps,
+    )
 
 
 def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
@@ -290,40 +232,15 @@ def _time_to_quality(ctx: RunContext, state: State) -> RunOutcome:
 
 
 def _throughput(ctx: RunContext, state: State) -> RunOutcome:
-    spec = ctx.resolved.spec
-    assert spec.throughput is not None and state.synthetic_batch is not None
-    c = ctx.log.constants
+    assert state.synthetic_batch is not None
     device = torch.device(ctx.device)
-    steps = spec.throughput.measure_steps
     images, labels = state.synthetic_batch
-    ctx.run_start()
-    ctx.log.start(c.BLOCK_START, metadata={"first_epoch_num": 1, "samples_count": steps * state.batch_size})
-    t0 = time.monotonic()
-    report_every = max(1, steps // 5)
-    for step in range(1, steps + 1):
-        _step(state, images, labels, device)
-        if step % report_every == 0 or step == steps:
-            ctx.sync()
-            rate = step * state.batch_size / max(1e-9, time.monotonic() - t0)
-            ctx.progress.update(
-                stage=f"step {step}/{steps}", done=step, total=steps, rate=rate, unit="img", power_w=ctx.power_now_w()
-            )
-    ctx.log.end(c.BLOCK_STOP, metadata={"first_epoch_num": 1, "samples_count": steps * state.batch_size})
-    ctx.run_stop(success=True)
-    duration = (ctx.stopped_mono or 0) - (ctx.started_mono or 0)
-    samples = steps * state.batch_size
-    return RunOutcome(
-        status="success",
-        samples=samples,
-        steps=steps,
-        epochs=samples / spec.workload.dataset.train_samples,
-        reached=True,
-        throughput=ThroughputResult(
-            warmup_steps=spec.throughput.warmup_steps,
-            timed_steps=steps,
-            samples_per_s=samples / duration if duration > 0 else 0.0,
+    return timed_steps(
+        ctx,
+        TimedSteps(
+            step=lambda: _step(state, images, labels, device),
+            samples_per_step=state.batch_size,
+            train_samples=ctx.resolved.spec.workload.dataset.train_samples,
+            unit="img",
         ),
     )
-
-
-EXECUTOR = ResNet50Executor()

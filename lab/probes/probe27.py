@@ -19,7 +19,7 @@ import torchvision
 from imagenet_input import _environment, ensure_tree
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
-out = {"environment": _environment("cuda"), "command": "python3 benchmarks/probes/probe27.py"}
+out = {"environment": _environment("cuda"), "command": "python3 lab/probes/probe27.py"}
 if os.environ.get("TRAIN_STREAM"):  # the training on a stream of its own, not the legacy default stream
     torch.cuda.set_stream(torch.cuda.Stream())
     out["command"] = "TRAIN_STREAM=1 " + out["command"]

@@ -32,7 +32,7 @@ regions, _ = decode_regions(
 )
 whole = decode_jpeg(files, mode=ImageReadMode.RGB, device=dev)
 stream = torch.cuda.Stream(dev, priority=-1)
-out = {"environment": _environment("cuda"), "command": "python3 benchmarks/probes/probe28.py", "cases": {}}
+out = {"environment": _environment("cuda"), "command": "python3 lab/probes/probe28.py", "cases": {}}
 real_empty = torch.empty
 
 

@@ -3,7 +3,7 @@
 decoders (data_decode_threads) and fewer reading threads, in one call: img/s of each against one synthetic
 run. Writes $OUT/probe31.json after every line, so that a failure keeps what ran.
 
-    python3 -u benchmarks/probes/probe31.py [KEY=VALUE,KEY=VALUE ...]   (each argument one --data run)"""
+    python3 -u lab/probes/probe31.py [KEY=VALUE,KEY=VALUE ...]   (each argument one --data run)"""
 
 import json
 import os
@@ -24,7 +24,7 @@ from specbench.workloads.resnet50.datapath import crop_geometry
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
 runs = sys.argv[1:] or ["data_decode_threads=1", "data_decode_threads=2", "data_decode_threads=2,num_workers=8"]
-out: dict = {"environment": _environment("cuda"), "command": " ".join(["python3 benchmarks/probes/probe31.py", *runs])}
+out: dict = {"environment": _environment("cuda"), "command": " ".join(["python3 lab/probes/probe31.py", *runs])}
 path = Path(os.environ.get("OUT", "/tmp")) / "probe31.json"
 STAMP = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())  # `specbench execute` resumes a folder it finds
 

@@ -29,7 +29,7 @@ from specbench.data.crops import crop_boxes_xyxy, decode_regions, random_resized
 from specbench.data.nvjpeg import HardwareJpeg
 
 tree, _ = ensure_tree(Path("/tmp/tree"))
-out = {"environment": _environment("cuda"), "command": "python3 benchmarks/probes/probe30.py"}
+out = {"environment": _environment("cuda"), "command": "python3 lab/probes/probe30.py"}
 
 
 def show(k, v):

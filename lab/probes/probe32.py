@@ -6,7 +6,7 @@ rows padded to 64 bytes). Checks that both packings agree, prints the best of `-
 On the 2-core CPU machine (2026-12-01, batches of 64 and 256) the ratio current / candidate spread
 from 0.91 to 1.58 over six runs: not a measured gain there, so it stays a probe until the GPU says more.
 
-    python3 benchmarks/probes/probe32.py [--batch 256] [--device cuda] [--out $OUT/probe32.json]
+    python3 lab/probes/probe32.py [--batch 256] [--device cuda] [--out $OUT/probe32.json]
 """
 
 from __future__ import annotations

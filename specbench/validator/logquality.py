@@ -1,0 +1,200 @@
+"""Checks of one run's log against its problem: evaluations and their cadence, timed blocks, and the run's status.
+
+What the evaluations show against the target (met, best, credited) is the one quality outcome of
+specbench.accounting.quality; this module only reads the log and says what follows from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from specbench.accounting.quality import comparison, meets, spec_outcome
+from specbench.formats.mllog import LogEvent
+from specbench.spec.resolve import ResolvedSpec
+from specbench.validator.mlperf_log import LogSink, check_schedule
+from specbench.validator.model import Evaluation, RunData
+from specbench.validator.values import is_int, is_number, show
+
+EPS = 1e-9
+
+
+@dataclass
+class QualityCheck:
+    """One log's evaluations or blocks, and the status of its run; fills the run's quality and status."""
+
+    check: LogSink
+    run: RunData
+    spec: ResolvedSpec | None
+    incomplete: bool
+    mlperf: bool
+    """Whether the log is an imported MLPerf log, judged by MLPerf's log rules."""
+    broken: list[str] = field(default_factory=list)
+    """Why an imported MLPerf log counts as failed under MLPerf's log rules."""
+
+    def check_quality(self, spec: ResolvedSpec) -> None:
+        quality = spec.spec.quality
+        assert quality is not None
+        evaluations = []
+        for event in self.check.log.all("eval_accuracy"):
+            epoch = event.metadata.get("epoch_num")
+            metric = event.metadata.get("metric")
+            if metric is not None and metric != quality.metric:
+                self.check.add(
+                    "SB-EQV-003",
+                    event,
+                    f"expected metric {quality.metric!r} (layer 9), found {show(metric)}",
+                    "metadata.metric",
+                )
+            if is_number(event.value) and is_number(epoch):
+                evaluations.append(Evaluation(float(epoch), float(event.value), event.time_ms, event.line))
+        self.run.evaluations = evaluations
+        if not evaluations and not self.incomplete and not self.mlperf:
+            self.check.add(
+                "SB-LOG-002", None, "expected at least one eval_accuracy in a time-to-quality run, found none"
+            )
+        if self.mlperf:
+            check_schedule(self.check, spec, evaluations)
+        else:
+            self.check_cadence(spec, evaluations)
+        budget = spec.spec.budget.epochs
+        counted = [e.value for e in evaluations if budget is None or e.epoch <= budget + EPS]
+        outcome = spec_outcome(spec.spec, counted)
+        self.run.best, self.run.reached, self.run.credited = outcome.best, outcome.met, outcome.credited
+
+    def check_cadence(self, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
+        quality, budget = spec.spec.quality, spec.spec.budget.epochs
+        assert quality is not None
+        findings, file = self.check.findings, self.check.file
+        for event in evaluations:
+            if budget is not None and event.epoch > budget + EPS:
+                findings.add(
+                    "SB-LOG-008",
+                    file,
+                    f"expected evaluations within the epoch budget of {budget:g}, found one at epoch {event.epoch:g}",
+                    line=event.line,
+                )
+        every = quality.eval_every_epochs
+        if every is None:
+            return
+        for k, event in enumerate(evaluations, start=1):
+            expected = quality.eval_offset_epochs + k * every
+            if abs(event.epoch - expected) > 1e-6:
+                findings.add(
+                    "SB-LOG-008",
+                    file,
+                    f"expected evaluation {k} at epoch {expected:g} (every {every:g} epochs), found epoch {event.epoch:g}",
+                    line=event.line,
+                    json_path="metadata.epoch_num",
+                )
+                return
+
+    def check_blocks(self) -> None:
+        starts = self.check.log.all("block_start")
+        if not starts and not self.incomplete:
+            self.check.add(
+                "SB-LOG-002",
+                None,
+                "expected at least one block_start/block_stop (timed steps) in a throughput run, found none",
+            )
+        for event in starts:
+            count = event.metadata.get("samples_count")
+            if not is_int(count) or count < 0:
+                self.check.add(
+                    "SB-LOG-012",
+                    event,
+                    f"expected metadata samples_count (an integer >= 0) on block_start, found {show(count)}",
+                    "metadata.samples_count",
+                )
+
+    def decide_status(self) -> None:
+        run, stop = self.run, self.check.log.first("run_stop")
+        if stop is None and not self.mlperf:
+            run.status, run.reason = "incomplete", "the log has no run_stop"
+            return
+        if self.spec is not None and self.spec.spec.trains_whole_budget:
+            self.decide_budget_status(stop)
+            return
+        kind_ttq = self.spec is not None and self.spec.spec.kind == "time_to_quality"
+        if kind_ttq and stop is not None:
+            self._check_stop_status(stop)
+        if stop is not None and run.stop_status == "success" and (not kind_ttq or run.reached) and not self.broken:
+            run.status, run.reason = "success", None
+            return
+        run.status = "failed"
+        if kind_ttq and not run.reached and self.spec is not None:
+            self._target_missed(self.spec, stop)
+        elif self.broken:
+            run.reason = f"MLPerf log rule broken: {self.broken[0]}"
+        else:
+            run.reason = f"run_stop status {show(run.stop_status)}"
+
+    def _target_missed(self, spec: ResolvedSpec, stop: LogEvent | None) -> None:
+        run, quality = self.run, spec.spec.quality
+        assert quality is not None
+        op = comparison(quality.direction)
+        budget = spec.spec.budget.epochs
+        within = f" within {budget:g} epochs" if budget is not None else ""
+        best = "no evaluation" if run.best is None else f"best {run.best:g}"
+        found = best if stop is not None else f"{best}{self._best_epoch()} and no run_stop"
+        run.reason = f"target {quality.metric} {op} {quality.target:g} not reached{within}: {found}"
+        self.check.findings.add(
+            "SB-LOG-009",
+            self.check.file,
+            f"expected {quality.metric} {op} {quality.target:g}{within}, found {found}; the run counts as failed",
+            line=stop.line if stop is not None else self._last_line(),
+        )
+
+    def decide_budget_status(self, stop: LogEvent | None) -> None:
+        """HPC AI500: a run that trained its whole budget succeeds, below its target too (Valid FLOPS penalises it)."""
+        assert self.spec is not None and self.spec.spec.quality is not None and stop is not None
+        run, spec = self.run, self.spec.spec
+        quality, budget = spec.quality, spec.budget.epochs
+        assert quality is not None and budget is not None
+        last = run.evaluations[-1] if run.evaluations else None
+        if run.stop_status != "success":
+            run.status, run.reason = "failed", f"run_stop status {show(run.stop_status)}"
+            return
+        if last is None or last.epoch < budget - EPS:
+            found = "no evaluation" if last is None else f"the last evaluation at epoch {last.epoch:g}"
+            run.status, run.reason = "failed", f"the epoch budget of {budget:g} was not trained: {found}"
+            self.check.add(
+                "SB-LOG-014",
+                stop,
+                f"expected training to the end of the epoch budget and an evaluation at epoch {budget:g} "
+                f"(HPC AI500 trains the whole budget), found {found}",
+            )
+            return
+        run.status, run.reason = "success", None
+        if not meets(last.value, quality.target, quality.direction):
+            self.check.findings.add(
+                "SB-LOG-013",
+                self.check.file,
+                f"expected {quality.metric} {comparison(quality.direction)} {quality.target:g} at the end of the "
+                f"budget, found {last.value:g}: ranked with its Valid FLOPS penalty",
+                line=last.line,
+            )
+
+    def _best_epoch(self) -> str:
+        at = [e for e in self.run.evaluations if e.value == self.run.best]
+        return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""
+
+    def _last_line(self) -> int | None:
+        events = self.check.log.events
+        return events[-1].line if events else None
+
+    def _check_stop_status(self, stop: LogEvent) -> None:
+        status = self.run.stop_status
+        if status == "success" and not self.run.reached:
+            self.check.add(
+                "SB-LOG-007",
+                stop,
+                "expected status 'aborted' (no evaluation reached the target), found 'success'",
+                "metadata.status",
+            )
+        elif status == "aborted" and self.run.reached:
+            self.check.add(
+                "SB-LOG-007",
+                stop,
+                "expected status 'success' (an evaluation reached the target), found 'aborted'",
+                "metadata.status",
+            )
