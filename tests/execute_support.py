@@ -38,10 +38,11 @@ def replayed_energy_matches(power: dict[str, Any], duration_s: float, watts: flo
 
     The replay meter holds each recorded reading for its period, as a sensor holds its last update,
     so the counters read at a window's two edges are each up to one period old: the window's energy
-    is exact to one period's energy (the margin of half a period more covers the few milliseconds
-    between the power window and the run's logged duration).
+    is exact to one period's energy. The window is opened and closed by the run's own thread beside
+    run_start and run_stop, which a loaded machine can delay: 2% of the duration more is allowed for
+    that (a CI run under load saw 0.32 s of 29.1 s), inside the validator's 5% (SB-PWR-008).
     """
-    return abs(float(power["energy_j"]) - watts * duration_s) <= 1.5 * period * watts
+    return abs(float(power["energy_j"]) - watts * duration_s) <= (1.5 * period + 0.02 * duration_s) * watts
 
 
 def cli_env(**extra: str) -> dict[str, str]:

@@ -16,9 +16,11 @@ import pytest
 import torch
 
 from specbench.cli import main
-from specbench.files import sha256_file
+from specbench.errors import UsageError
+from specbench.files import atomic_write_yaml, sha256_file
 from specbench.power.base import Device, Meter, PowerValues
 from specbench.run import harness
+from specbench.run.runfolder import KILLED, reconcile_runs
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta, SystemDescription
 from specbench.spec.yamlio import load_yaml
@@ -54,7 +56,7 @@ def events(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line.split(" ", 1)[1]) for line in log.read_text().splitlines() if line.startswith(":::MLLOG ")]
 
 
-def test_smoke_resnet50_reaches_its_target(tmp_path: Path) -> None:
+def test_smoke_resnet50_reaches_its_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "acme" / "cpu-box"
     seed = (
         "5"  # measured: benchmarks/results/smoke_seeds/resnet50.json (resnet50 2.0.0: 20 of 20 seeds reach the target)
@@ -67,6 +69,7 @@ def test_smoke_resnet50_reaches_its_target(tmp_path: Path) -> None:
     assert result["status"] == "success" and result["quality"]["reached"]
     assert result["quality"]["best"] >= 0.8
     assert result["power"] == {**result["power"], "measured": False, "reason": "not measured: --power none"}
+    assert "| not measured: --power none" in capsys.readouterr().err  # the run's last line says why
     # resnet50 2.0.0 (HPC AI500): the whole 2-epoch budget is trained, FLOPs are those processed
     assert result["epochs"] == 2 and len(result["quality"]["curve"]) == 2
     assert result["model_flops"] == pytest.approx(495771648 * 512 * 2)
@@ -109,7 +112,7 @@ def test_throughput_with_a_meter_measures_the_window(tmp_path: Path, monkeypatch
     assert (out / "caraml-resnet50" / "run_1" / "power.json").is_file()
 
 
-def test_interrupted_run_is_incomplete_and_the_next_execute_continues(
+def test_an_interrupted_run_is_recorded_and_the_next_execute_runs_it_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "acme" / "box"
@@ -132,10 +135,19 @@ def test_interrupted_run_is_incomplete_and_the_next_execute_continues(
     assert first["status"] == "success"
     assert second["status"] == "incomplete" and second["reason"] == "interrupted by Ctrl-C (SIGINT)"
     assert events(bench / "run_2" / "log.txt")[-1]["metadata"]["status"] == "aborted"
+    state = json.loads((bench / "run_2" / "state.json").read_text())
+    assert (state["status"], state["interrupted_by"]) == ("incomplete", "SIGINT")
     before = (bench / "run_1" / "result.json").read_bytes()
     assert main(args) == 0
-    assert [r["status"] for r in results(bench)] == ["success", "incomplete", "success"]
+    assert f"{bench / 'run_2'}: interrupted by Ctrl-C (SIGINT); removed" in capsys.readouterr().err
+    assert [(r["run"], r["status"]) for r in results(bench)] == [(1, "success"), (2, "success")]
     assert (bench / "run_1" / "result.json").read_bytes() == before
+    replaces = json.loads((bench / "run_2" / "state.json").read_text())["replaces"]
+    assert (replaces["run"], replaces["ended"], replaces["seed"]) == (
+        2,
+        "interrupted by Ctrl-C (SIGINT)",
+        state["seed"],
+    )
 
 
 def test_sigterm_marks_the_run_incomplete(tmp_path: Path) -> None:
@@ -170,22 +182,47 @@ def test_sigterm_marks_the_run_incomplete(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     (result,) = results(out / "resnet50")
     assert result["status"] == "incomplete" and result["reason"] == "interrupted by SIGTERM"
-    assert json.loads((out / "resnet50" / "run_1" / "state.json").read_text())["status"] == "incomplete"
+    state = json.loads((out / "resnet50" / "run_1" / "state.json").read_text())
+    assert (state["status"], state["interrupted_by"]) == ("incomplete", "SIGTERM")
 
 
-def test_a_killed_run_is_marked_and_skipped(tmp_path: Path) -> None:
+def test_a_killed_run_is_replaced_and_a_crashed_one_counted(tmp_path: Path) -> None:
+    """A run without a result whose process is gone is run again under its number; a crashed run stays, as failed."""
     out = tmp_path / "acme" / "box"
     args = ["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]
     assert main(args) == 0
-    dead = out / "caraml-resnet50" / "run_2"
+    bench = out / "caraml-resnet50"
+    crashed = json.loads((bench / "run_1" / "result.json").read_text())
+    (bench / "run_1" / "result.json").write_text(json.dumps({**crashed, "status": "incomplete", "reason": "Boom"}))
+    dead = bench / "run_2"
     dead.mkdir()
     (dead / "state.json").write_text(
-        json.dumps({"status": "running", "pid": 2**22 + 12345, "host": socket.gethostname()})
+        json.dumps({"status": "running", "pid": 2**22 + 12345, "host": socket.gethostname(), "seed": 9})
     )
+    (dead / ".state.json.x1y2.tmp").write_text("{")  # an atomic write that the kill cut short
     assert main([*args, "--runs", "2"]) == 0
-    state = json.loads((dead / "state.json").read_text())
-    assert state["status"] == "incomplete" and state["reason"].startswith("killed")
-    assert [r["run"] for r in results(out / "caraml-resnet50")] == [1, 3]
+    assert [(r["run"], r["status"]) for r in results(bench)] == [(1, "incomplete"), (2, "success")]
+    replaces = json.loads((dead / "state.json").read_text())["replaces"]
+    assert (replaces["ended"], replaces["seed"]) == (KILLED, 9)
+    assert not list(dead.glob("*.tmp"))
+
+
+def test_a_run_of_a_live_process_or_of_another_host_is_never_removed(tmp_path: Path) -> None:
+    run = tmp_path / "caraml-resnet50" / "run_1"
+    run.mkdir(parents=True)
+    live = {"status": "running", "pid": os.getpid(), "host": socket.gethostname()}
+    (run / "state.json").write_text(json.dumps(live))
+    with pytest.raises(UsageError) as err:
+        reconcile_runs(run.parent)
+    assert str(err.value) == f"{run} is being written by a running process (pid {os.getpid()}); wait for it or stop it"
+    (run / "state.json").write_text(json.dumps({**live, "host": "node17"}))
+    with pytest.raises(UsageError) as err:
+        reconcile_runs(run.parent)
+    assert str(err.value) == (
+        f"{run} is a run without a result, started on host 'node17' (pid {os.getpid()}), which this host cannot "
+        f"check; if it no longer runs there, remove {run} and execute again, else wait for it"
+    )
+    assert (run / "state.json").is_file()
 
 
 @pytest.mark.parametrize(
@@ -253,8 +290,121 @@ def test_a_folder_of_another_configuration_is_refused(tmp_path: Path, capsys: py
     out = tmp_path / "acme" / "box"
     base = ["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none", "--out", str(out)]
     assert main(base) == 0
+    manifest = (out / "manifest.json").read_bytes()
+    capsys.readouterr()
     assert main([*base, "--set", "global_batch_size=8"]) == 2
-    assert "holds runs of a different configuration (hyperparameters differ)" in capsys.readouterr().err
+    assert error_line(capsys) == (
+        f"error: {out / 'caraml-resnet50' / 'submission.yaml'} holds runs of a different configuration "
+        "(hyperparameters differ); execute into a new --out folder instead of mixing them"
+    )
+    assert (out / "manifest.json").read_bytes() == manifest
+
+
+def error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one 'error:' line of a command's stderr (start-up lines may come before it)."""
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    return line
+
+
+SMOKE = ["execute", "caraml-resnet50", "--profile", "smoke", "--power", "none"]
+NAMES = "two plain names of letters, digits, '.', '_' or '-' (not '.' or '..'), e.g. --out submissions/ORG/SYSTEM"
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        ("mysub", "--out mysub: expected ORG/SYSTEM (the submitter's folder, then the system's), found one name "
+                  "'mysub'; name both, e.g. --out submissions/ORG/mysub"),
+        ("./mysub/", "--out mysub: expected ORG/SYSTEM (the submitter's folder, then the system's), found one name "
+                     "'mysub'; name both, e.g. --out submissions/ORG/mysub"),
+        ("acme/..", f"--out acme/..: SYSTEM is '..'; expected ORG/SYSTEM to end in {NAMES}"),
+        ("../box", f"--out ../box: ORG is '..'; expected ORG/SYSTEM to end in {NAMES}"),
+        ("acme/my box", f"--out acme/my box: SYSTEM is 'my box'; expected ORG/SYSTEM to end in {NAMES}"),
+    ],
+)  # fmt: skip
+def test_out_must_name_org_and_system(
+    out: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The submitter and the system are the last two names of --out as written, never a parent folder's name."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*SMOKE, "--out", out]) == 2
+    assert error_line(capsys) == f"error: {message}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def submission_like(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """acme/box with system.yaml, manifest.json and caraml-resnet50/submission.yaml as execute writes them (no run)."""
+    out = tmp_path / "acme" / "box"
+    request = harness.ExecuteRequest("caraml-resnet50", out, "smoke", power="none")
+    job, (config,) = harness.plan(request)
+    planned = harness.planned_meta(request, job.resolved, config)
+    atomic_write_yaml(out / "system.yaml", {"submitter": "acme", "system": "box"})
+    (out / "manifest.json").write_text("{}")
+    atomic_write_yaml(out / "caraml-resnet50" / "submission.yaml", planned)
+    return out, planned
+
+
+def test_out_refuses_a_folder_that_is_not_a_submission(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "work" / "results"
+    (out / "data").mkdir(parents=True)
+    (out / "notes.txt").write_text("mine")
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    assert error_line(capsys) == (
+        f"error: --out {out} is not empty ('data', 'notes.txt') and is not a specbench submission (no system.yaml); "
+        "give a new or empty folder ORG/SYSTEM"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["data", "notes.txt"]
+
+
+def test_out_refuses_a_submission_with_files_execute_does_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = submission_like(tmp_path)
+    (out / "notes.txt").write_text("mine")
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    assert error_line(capsys) == (
+        f"error: --out {out} holds 'notes.txt', which execute does not write (expected only system.yaml, "
+        "manifest.json and BENCHMARK folders with their submission.yaml); move it out or give a new folder"
+    )
+    (out / "notes.txt").unlink()
+    (out / "caraml-resnet50" / "run_1").mkdir()
+    (out / "caraml-resnet50" / "run_1" / "core").write_text("")
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    assert error_line(capsys) == (
+        f"error: {out / 'caraml-resnet50'} holds 'run_1/core', which execute does not write (expected "
+        "submission.yaml and run_N folders of log.txt, result.json, state.json, power.csv, power.json, error.txt); "
+        "move it out"
+    )
+
+
+def test_out_refuses_a_submission_of_other_names_or_another_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, planned = submission_like(tmp_path)
+    atomic_write_yaml(out / "system.yaml", {"submitter": "other", "system": "box"})
+    assert main([*SMOKE, "--out", str(out)]) == 2
+    assert error_line(capsys) == (
+        f"error: {out / 'system.yaml'} is of submitter 'other', system 'box', but --out {out} names ORG 'acme', "
+        "SYSTEM 'box'; give the folder its ORG/SYSTEM names back, or execute into a new one"
+    )
+    atomic_write_yaml(out / "system.yaml", {"submitter": "acme", "system": "box"})
+    for key, value in (("profile", "official"), ("level", "free"), ("spec_version", "0.9.0"), ("seed", 7)):
+        atomic_write_yaml(out / "caraml-resnet50" / "submission.yaml", {**planned, key: value})
+        assert main([*SMOKE, "--out", str(out)]) == 2
+        verb = "differ" if key.endswith("s") else "differs"
+        assert error_line(capsys) == (
+            f"error: {out / 'caraml-resnet50' / 'submission.yaml'} holds runs of a different configuration "
+            f"({key} {verb}); execute into a new --out folder instead of mixing them"
+        )
+    assert not (out / "caraml-resnet50" / "run_1").exists()
+
+
+def test_out_accepts_a_submission_of_this_configuration_beside_other_benchmarks(tmp_path: Path) -> None:
+    out, planned = submission_like(tmp_path)
+    atomic_write_yaml(out / "llm-gpt" / "submission.yaml", {**planned, "spec_id": "llm-gpt"})
+    (out / ".manifest.json.a1b2.tmp").write_text("{")  # an atomic write that a kill cut short
+    job, _ = harness.plan(harness.ExecuteRequest("caraml-resnet50", out, "smoke", power="none"))
+    assert (job.org, job.system) == ("acme", "box")
 
 
 def test_a_sweep_writes_one_result_per_value(tmp_path: Path) -> None:
@@ -300,66 +450,6 @@ def test_out_of_memory_is_reported_with_its_fix(
     )
     assert "error: run 1 did not complete: out of device memory" in capsys.readouterr().err
     assert (out / "caraml-resnet50" / "run_1" / "error.txt").is_file()
-
-
-def two_run_smoke_spec(folder: Path) -> Path:
-    """specs/resnet50.yaml whose smoke profile wants 2 runs and tolerates 1 failed (to validate a killed run)."""
-    text = (REPO / "specs" / "resnet50.yaml").read_text()
-    for old, new in (
-        ("extends: ../rules/hpcai500.yaml", "extends: hpcai500"),
-        ("        runs:\n          count: 1\n          aggregation: mean\n          max_failed: 0\n",
-         "        runs:\n          count: 2\n          aggregation: mean\n          max_failed: 1\n"),
-    ):  # fmt: skip
-        assert old in text, old
-        text = text.replace(old, new)
-    path = folder / "resnet50-two-runs.yaml"
-    path.write_text(text)
-    return path
-
-
-def test_a_run_killed_outright_keeps_its_trace_and_validates_as_incomplete(tmp_path: Path) -> None:
-    """SIGKILL mid-run: power.csv holds whole rows up to the kill; the next execute writes its result; it validates."""
-    from execute_support import recorded_trace, run_cli
-
-    from specbench.power.trace import read_trace
-    from specbench.validator import validate_submission
-
-    spec = two_run_smoke_spec(tmp_path)
-    trace = recorded_trace(tmp_path / "recorded")
-    out = tmp_path / "acme" / "box"
-    args = ["execute", str(spec), "--profile", "smoke", "--seed", "3", "--power", f"replay:{trace}", "--out", str(out)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "specbench.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-    )
-    run = out / "resnet50" / "run_1"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not (
-        (run / "log.txt").exists() and "run_start" in (run / "log.txt").read_text()
-    ):
-        time.sleep(0.1)
-    time.sleep(1.5)
-    proc.kill()
-    killed_at = time.time()
-    proc.wait(timeout=60)
-    samples = read_trace(run).samples  # whole rows only, and power.json is there
-    assert samples and killed_at - max(s.t_wall_s for s in samples) < 1.0
-    assert "run_stop" not in (run / "log.txt").read_text() and not (run / "result.json").exists()
-    assert json.loads((run / "state.json").read_text())["status"] == "running"
-    assert run_cli([*args, "--runs", "1"], cwd=tmp_path).returncode == 0  # marks run_1, then runs run_2
-    killed, finished = results(out / "resnet50")
-    assert (killed["status"], killed["seed"], finished["seed"]) == ("incomplete", 3, 4)
-    assert killed["reason"] == "killed: the run ended without writing a result"
-    assert (
-        killed["power"]["reason"]
-        == "not measured: the run was killed before run_stop (its trace up to the kill is in power.csv)"
-    )
-    report = validate_submission(out, spec=spec)
-    assert [(f.code, f.location.file) for f in report.findings] == [
-        ("SB-RUN-005", "resnet50/run_1"),
-        ("SB-PRV-001", "resnet50/run_2/power.json"),  # a replayed trace is never ranked per watt
-    ]
-    assert report.compliant()
 
 
 def test_seed_gives_each_run_its_seed_is_recorded_and_a_folder_keeps_one(

@@ -68,12 +68,13 @@ def test_cpu_run_below_its_target_is_ranked_with_its_penalty(tmp_path: Path) -> 
     (run,) = entry.runs
     assert run.flops_per_s == pytest.approx(495771648 * 64 / run.time_s)  # FLOPs processed over the run's time
     from specbench.scoring.render import columns, render_table
+    from specbench.scoring.units import si_scale
 
     assert entry.aggregate.spread_metric == "valid_flops_per_s"
     headers = [c.header for c in columns(group)]
     assert "time (s)" in headers and "time to quality (s)" not in headers
     spread = next(c for c in columns(group) if c.key == "spread")
-    assert spread.header == "Valid FLOPS min/median/max (TFLOP/s)"
-    tflops = entry.value("valid_flops_per_s") * 1e-12  # type: ignore[operator]
-    assert spread.text(entry) == " / ".join([f"{tflops:.4g}"] * 3)
-    assert "Valid FLOPS min/median/max (TFLOP/s)" in render_table(build([report]))
+    scale = si_scale([entry.value("valid_flops_per_s")], "FLOP/s")  # the prefix that suits a CPU's rate
+    assert spread.header == f"Valid FLOPS min / median / max ({scale.unit})"
+    assert spread.text(entry) == " / ".join([scale.text(entry.value("valid_flops_per_s"))] * 3)
+    assert spread.header in render_table(build([report]), "github")

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from specbench.errors import UsageError
 from specbench.files import atomic_write_text
-from specbench.run import launch
-from specbench.run.options import DEFAULT_RDZV_ID, ExecuteOptions, Slurm
-from specbench.spec.rules import LEVELS
+
+if TYPE_CHECKING:
+    from specbench.run import launch
+    from specbench.run.options import ExecuteOptions, Slurm
+
+LEVELS = ("hardware", "system", "free")
+"""specbench.spec.rules.LEVELS, and below run.options' DEFAULT_RDZV_ID: written out so that this module loads
+nothing heavy (pydantic, the specs) before the command says what it does (tests/test_startup.py keeps them equal)."""
+DEFAULT_RDZV_ID = "specbench"
 
 
 @click.command(
@@ -23,8 +31,8 @@ Exit codes: 0 every run reached its target (or completed, for throughput);
 1 a run failed to reach its target; 2 unusable spec, options or data;
 3 internal error (a bug); 4 a run crashed (out of memory, an exception
 in the training; details in run_N/error.txt); 130 interrupted. Runs
-already in --out are kept and counted: executing again continues with
-the next run.
+in --out that ended are kept and counted; a run stopped by a signal
+(Ctrl-C, SIGTERM, SIGKILL) is run again under its number.
 With --nproc-per-node or --nnodes the exit code is that of the first
 process that failed (each failed process is named in one line).
 See docs/execute.md and docs/distributed.md.""",
@@ -35,14 +43,15 @@ See docs/execute.md and docs/distributed.md.""",
     "--level", "-l", type=click.Choice(LEVELS), default=None, help="Benchmarking level [default: the spec's first]."
 )
 @click.option(
-    "--runs", type=click.IntRange(min=1), default=None, help="Completed runs wanted [default: the spec's count]."
+    "--runs", type=click.IntRange(min=1), default=None, help="Runs the folder should hold [default: the spec's count]."
 )
 @click.option(
     "--out",
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Submission folder ORG/SYSTEM [default: submissions/local/<hostname>].",
+    help="Submission folder ORG/SYSTEM: its last two names are the submitter and the system "
+    "[default: submissions/local/<hostname>].",
 )
 @click.option(
     "--set",
@@ -141,13 +150,22 @@ def command(**params: Any) -> None:
       specbench execute caraml-resnet50 --nproc-per-node 8  # 8 GPUs, DDP over NCCL
       specbench execute caraml-resnet50 --slurm --nodes 2 --gpus-per-node 4 --dry-run
     """
+    announce(startup_line(params))
+    from specbench.run import launch
+    from specbench.run.options import ExecuteOptions
+
     options = ExecuteOptions.from_params(params)
+    check_before_launch(options)
     if options.slurm is not None:
         raise click.exceptions.Exit(_submit(launch.sbatch_job(options, options.slurm), options.slurm))
     if options.torchrun.several and not launch.inside_launcher():
         torchrun = launch.torchrun_job(options)
         click.echo("launching: " + " ".join(torchrun), err=True)
         raise click.exceptions.Exit(subprocess.call(torchrun))
+    if importlib.util.find_spec("torch") is not None:
+        announce("loading torch...")
+        import torch  # noqa: F401  (here, so that the wait is announced; the harness finds it loaded)
+    announce("loading the workload, checking the configuration, describing this machine...")
     from specbench.run.harness import execute
 
     request = options.request()
@@ -155,6 +173,30 @@ def command(**params: Any) -> None:
     if request.dist.writer:
         click.echo(f"submission: {request.out}", err=True)
     raise click.exceptions.Exit(code)
+
+
+def check_before_launch(options: ExecuteOptions) -> None:
+    """What needs no torch, checked once before any launch: --out's two names, and the profile against the spec's
+    own rules (a torchrun or Slurm job would otherwise fail in every process)."""
+    from specbench.run.runfolder import org_system
+    from specbench.spec.loader import load_spec
+    from specbench.spec.resolve import check_profile, resolve
+
+    org_system(options.out)
+    check_profile(resolve(load_spec(options.spec), options.profile, options.level))
+
+
+def startup_line(params: dict[str, Any]) -> str:
+    """What is about to run, from the command line alone (nothing loaded yet)."""
+    level = params["level"] or "the spec's first"
+    return f"specbench execute: spec {params['spec']}, profile {params['profile']}, level {level}, device {params['device']}"
+
+
+def announce(text: str) -> None:
+    """A start-up line on a terminal (`Progress.phase`), from the first process of a job only."""
+    from specbench.run.progress import Progress
+
+    Progress(quiet=os.environ.get("RANK", "0") != "0").phase(text)
 
 
 def _submit(job: launch.SbatchJob, slurm: Slurm) -> int:

@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from specbench.power import close_meters, measure_command, probe_meters
 from specbench.power.run import MeasuredCommand
+from specbench.power.window import Window
 
 
 @click.command(
@@ -68,39 +69,55 @@ def command(
 
 
 def render_summary(result: MeasuredCommand, skipped: dict[str, str]) -> str:
-    """The table printed after the command: energy per device, mean power, method, cross-check."""
+    """What is printed after the command: energy per device and scope (or why none), notes, where the trace is.
+
+    Each reason is printed once: where no meter works, the skipped meters' reasons are the notes.
+    """
     window = result.window
-    rows = []
-    for energy in window.devices:
-        rows.append(
-            [
-                energy.device,
-                energy.scope,
-                _fmt(energy.energy_j, ".1f"),
-                _fmt(energy.mean_power_w, ".1f"),
-                energy.method.replace("_", " "),
-                _fmt(energy.cross_check_ratio, ".4f", missing="n/a"),
-                energy.samples,
-            ]
-        )
-    table = tabulate(
-        rows,
-        headers=["device", "scope", "energy J", "mean power W", "method", "counter/integral", "samples"],
-        disable_numparse=True,
-    )
-    lines = [table, ""]
-    for scope, total in window.totals_by_scope().items():
-        if scope != "none":
-            lines.append(
-                f"{scope}: {total:.1f} J over {window.duration_s:.3f} s"
-                if total is not None
-                else f"{scope}: not measured"
-            )
-    notes = [f"{e.device}: {e.note}" for e in window.devices if e.note]
+    if any(e.scope != "none" for e in window.devices):
+        lines = [_device_table(window), ""]
+        for scope, total in window.totals_by_scope().items():
+            if scope != "none":
+                lines.append(
+                    f"{scope}: {total:.1f} J over {window.duration_s:.3f} s"
+                    if total is not None
+                    else f"{scope}: not measured"
+                )
+        notes = [f"{e.device}: {e.note}" for e in window.devices if e.note]
+    else:
+        lines = [f"duration: {window.duration_s:.3f} s", f"energy: not measured: {_why_not_measured(window, skipped)}"]
+        notes = []
     notes += [f"{name} skipped: {reason}" for name, reason in skipped.items()]
     lines += [f"note: {note}" for note in notes]
     lines.append(f"trace: {result.trace_dir}/power.csv, {result.trace_dir}/power.json; exit code {result.exit_code}")
     return "\n".join(lines)
+
+
+def _device_table(window: Window) -> str:
+    rows = [
+        [
+            energy.device,
+            energy.scope,
+            _fmt(energy.energy_j, ".1f"),
+            _fmt(energy.mean_power_w, ".1f"),
+            energy.method.replace("_", " "),
+            _fmt(energy.cross_check_ratio, ".4f", missing="n/a"),
+            energy.samples,
+        ]
+        for energy in window.devices
+    ]
+    return tabulate(
+        rows,
+        headers=["device", "scope", "energy J", "mean power W", "method", "counter/integral", "samples"],
+        disable_numparse=True,
+    )
+
+
+def _why_not_measured(window: Window, skipped: dict[str, str]) -> str:
+    """Where every meter 'auto' tried was skipped, their reasons follow as notes; else the null meter's reason."""
+    if skipped:
+        return f"no power meter works here ({len(skipped)} skipped, each with its reason below)"
+    return "; ".join(e.note for e in window.devices if e.note) or "no power meter was asked for"
 
 
 def _fmt(value: float | None, spec: str, missing: str = "not measured") -> str:

@@ -161,9 +161,10 @@ def _measure(
     threads: int | None,
 ) -> Roofline:
     from specbench.power import Meter, NullMeter, close_meters, open_meters
-    from specbench.roofline import default_config, measure, resolve_device
+    from specbench.roofline import default_config, measure
+    from specbench.roofline.device import choose_device
 
-    chosen = resolve_device(device)
+    chosen = choose_device(device)
     config = default_config(
         chosen,
         profile,

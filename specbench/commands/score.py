@@ -65,7 +65,7 @@ def command(
             f"no submission folder (with system.yaml or submission.yaml) under {', '.join(map(str, paths))}"
         )
     signers = None if allowed_signers is None else load_allowed_signers(allowed_signers)
-    board = build(validate_many(folders, spec, jobs=jobs or available_cpus(), signers=signers))
+    board = build(validate_many(folders, spec, jobs=jobs or available_cpus(), signers=signers), roots=paths)
     if fmt == "html":
         from specbench.scoring.html import write_site
 

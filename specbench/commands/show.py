@@ -10,7 +10,7 @@ import click
 from ruamel.yaml import YAML
 
 from specbench.spec.loader import load_spec
-from specbench.spec.resolve import resolve
+from specbench.spec.resolve import check_profile, resolve
 from specbench.spec.rules import LEVELS
 
 
@@ -38,6 +38,8 @@ def command(spec: str, profile: str, level: str | None, fmt: str) -> None:
 
     The output adds a `resolved` block: the profile, the level, whether results are
     ranked, the spec's sha256, and the rule that binds each parameter of each layer.
+    A profile whose own hyperparameters break the spec's rules is refused, as `execute` refuses it.
     """
     resolved = resolve(load_spec(spec), profile, level)  # type: ignore[arg-type]
+    check_profile(resolved)
     sys.stdout.write(render(resolved.as_dict(), fmt))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from typing import Any
 from specbench.power.base import Meter, PowerError
 from specbench.power.owner import OWNER_VARIABLE
 from specbench.power.sampler import DEFAULT_INTERVAL_S, Clock, PowerSampler, Window
+from specbench.power.trace import CSV_NAME, JSON_NAME
 
 FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 
@@ -57,25 +60,82 @@ def measure_command(
     if not command:
         raise PowerError("no command to measure; usage: specbench power [OPTIONS] -- CMD [ARGS]...")
     env = {**os.environ, OWNER_VARIABLE: "0"}
+    check_runnable(command[0], env.get("PATH", os.defpath))
     trace_dir = Path(trace_dir)
+    created = _first_missing(trace_dir)
     sampler = PowerSampler(
         meters, interval_s, trace_dir=trace_dir, clock=clock, metadata={**(metadata or {}), "command": list(command)}
     )
-    with sampler:
-        sampler.window_start()
-        try:
-            child = subprocess.Popen(list(command), env=env)
-        except OSError as err:
-            sampler.window_stop()
-            sampler.extra_metadata["exit_code"] = None
-            code = 127 if isinstance(err, FileNotFoundError) else 126
-            raise CommandNotRun(f"cannot run {command[0]!r}: {err.strerror or err}", code) from err
-        with forward_signals(child):
-            returncode = _wait(child)
-        window = sampler.window_stop()
-        exit_code = 128 - returncode if returncode < 0 else returncode
-        sampler.extra_metadata["exit_code"] = exit_code
+    try:
+        with sampler:
+            sampler.window_start()
+            child = _start(command, env, sampler)
+            with forward_signals(child):
+                returncode = _wait(child)
+            window = sampler.window_stop()
+            exit_code = 128 - returncode if returncode < 0 else returncode
+            sampler.extra_metadata["exit_code"] = exit_code
+    except CommandNotRun:
+        remove_trace(trace_dir, created)
+        raise
     return MeasuredCommand(list(command), exit_code, window, trace_dir)
+
+
+def check_runnable(name: str, path: str) -> None:
+    """Refuse, before any trace is written, a command that cannot start: 127 not found, 126 not executable."""
+    if os.sep not in name:
+        if shutil.which(name, path=path) is None:
+            raise CommandNotRun(
+                f"cannot run {name!r}: no such command on PATH; check its spelling, or give its path", 127
+            )
+        return
+    target = Path(name)
+    if not target.exists():
+        raise CommandNotRun(f"cannot run {name!r}: no such file; check the path", 127)
+    if target.is_dir():
+        raise CommandNotRun(f"cannot run {name!r}: a folder, not a program; name the program inside it", 126)
+    if not os.access(target, os.X_OK):
+        raise CommandNotRun(
+            f"cannot run {name!r}: not executable; chmod +x {name}, or run it through its interpreter", 126
+        )
+
+
+def _start(command: Sequence[str], env: Mapping[str, str], sampler: PowerSampler) -> subprocess.Popen[Any]:
+    """Start the child inside the open window; one that cannot start closes the window and says why."""
+    try:
+        return subprocess.Popen(list(command), env=env)
+    except OSError as err:
+        sampler.window_stop()
+        code = 127 if isinstance(err, FileNotFoundError) else 126
+        why = str(err.strerror or err)
+        if err.errno == errno.ENOEXEC:
+            why = "not a program this machine runs (exec format error); a script needs its #! line"
+        raise CommandNotRun(f"cannot run {command[0]!r}: {why}", code) from err
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder of `folder`'s path that does not exist yet (None when `folder` exists)."""
+    missing = None
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
+
+
+def remove_trace(folder: Path, created: Path | None) -> None:
+    """Remove the trace of a command that never started, and the folders made for it (only while empty)."""
+    for name in (CSV_NAME, JSON_NAME, JSON_NAME + ".tmp"):
+        (folder / name).unlink(missing_ok=True)
+    if created is None:
+        return
+    for candidate in (folder, *folder.parents):
+        try:
+            candidate.rmdir()
+        except OSError:
+            return
+        if candidate == created:
+            return
 
 
 def _wait(child: subprocess.Popen[Any]) -> int:

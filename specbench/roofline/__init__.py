@@ -14,6 +14,7 @@ torch and matplotlib load only when measuring and plotting:
 
 from __future__ import annotations
 
+from specbench.roofline.bytemodels import BYTE_MODELS
 from specbench.roofline.config import PROFILES, MeasureConfig, default_config, resolve_device
 from specbench.roofline.format import (
     FORMAT,
@@ -28,7 +29,7 @@ from specbench.roofline.format import (
 from specbench.roofline.measure import measure
 from specbench.roofline.plot import render, save_plots
 from specbench.roofline.report import render_text
-from specbench.roofline.workloads import BYTE_MODELS, place
+from specbench.roofline.workloads import place
 
 __all__ = [
     "BYTE_MODELS",

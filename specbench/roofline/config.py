@@ -53,7 +53,7 @@ PROFILES: dict[tuple[str, str], dict[str, Any]] = {
         "conv_batch": 8,
         "conv_image": (3, 224, 224),
         "copy_buffer_bytes": (64 * MiB, 256 * MiB),
-        "policy": RepeatPolicy(warmup=2, target_s=0.2, min_repeats=3, max_repeats=50),
+        "policy": RepeatPolicy(warmup=2, target_s=0.2, min_repeats=3, max_repeats=50, min_sample_s=0.01),
         "hold_s": 2.0,
     },
     ("cpu", "quick"): {
@@ -63,7 +63,7 @@ PROFILES: dict[tuple[str, str], dict[str, Any]] = {
         "conv_batch": 2,
         "conv_image": (3, 32, 32),
         "copy_buffer_bytes": (4 * MiB,),
-        "policy": RepeatPolicy(warmup=1, target_s=0.002, min_repeats=3, max_repeats=10),
+        "policy": RepeatPolicy(warmup=1, target_s=0.002, min_repeats=3, max_repeats=10, min_sample_s=0.0005),
         "hold_s": 0.2,
         "max_input_sets": 1,
     },

@@ -5,11 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specbench.errors import UsageError
 from specbench.host import host, meminfo_bytes
 from specbench.roofline.format import DeviceIdentity
 
 CPU_CACHE_FALLBACK_BYTES = 32 * 2**20
 HOST_FREE_FALLBACK_BYTES = 4 * 2**30
+
+
+def choose_device(requested: str) -> str:
+    """The device to measure on, chosen as `execute` chooses it: `cuda` where no GPU is visible is refused."""
+    try:
+        import torch  # noqa: F401 (only whether it imports)
+    except ImportError as err:
+        raise UsageError("measuring a roofline needs torch: pip install 'specbench[run]'") from err
+    from specbench.run.request import choose_device as choose
+
+    return choose(requested)
 
 
 def cpu_cache_bytes() -> int:

@@ -63,9 +63,14 @@ class Settings(Strict):
     max_input_sets: int = Field(ge=1, description="Most input sets a kernel rotates between launches.")
     threads: int | None = Field(description="torch intra-op threads asked for (None: torch's default).")
     warmup: int = Field(ge=0)
-    target_time_s: float = Field(gt=0, description="Timed time aimed at per point; repeats follow from it.")
+    target_time_s: float = Field(
+        gt=0, description="Timed work per point: at least this on a CPU; on a GPU the sample count follows from it."
+    )
     min_repeats: int = Field(ge=1)
     max_repeats: int = Field(ge=1)
+    min_sample_s: float = Field(
+        default=0.0, ge=0, description="Shortest sample: launches per sample double until one lasts this long."
+    )
     hold_s: float = Field(ge=0, description="Seconds each power window runs its kernel for (0: no power windows).")
     power_interval_s: float = Field(gt=0)
 
@@ -80,6 +85,10 @@ class Timing(Strict):
     time_s_min: float = Field(gt=0)
     time_s_max: float = Field(gt=0)
     input_sets: int = Field(ge=1, description="Input sets rotated between launches, so no launch reads a warm cache.")
+    launches_per_sample: int = Field(
+        default=1, ge=1, description="Launches timed back to back in each sample; the times are per launch."
+    )
+    timed_s: float | None = Field(default=None, description="Timed seconds of all samples together.")
 
 
 class PowerMeasure(Strict):

@@ -214,6 +214,7 @@ def _settings(config: MeasureConfig) -> Settings:
         target_time_s=config.policy.target_s,
         min_repeats=config.policy.min_repeats,
         max_repeats=config.policy.max_repeats,
+        min_sample_s=config.policy.min_sample_s,
         hold_s=config.hold_s,
         power_interval_s=config.interval_s,
     )

@@ -1,15 +1,14 @@
 """Placing submitted runs on a roofline: achieved FLOP/s per device against FLOPs per byte of device memory.
 
-Operational intensity needs the bytes a training step moves per sample. Only analytical byte
-models exist here (one per workload model, registered in BYTE_MODELS); a run whose model has
-none is listed as skipped with the reason, never placed at a guessed intensity.
+Operational intensity needs the bytes a training step moves per sample: analytical byte models,
+one per workload model (specbench.roofline.bytemodels). A run that none fits is listed as skipped
+with the reason, never placed at a guessed intensity.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,61 +16,11 @@ from pydantic import ValidationError
 
 from specbench.accounting.accounts import computed_flops_per_s
 from specbench.errors import InputError, Location, Problem, SpecbenchError
-from specbench.registry import Registry
-from specbench.roofline.format import BytesMethod, Precision, Roofline, Skipped, WorkloadPoint
-from specbench.roofline.resnet import resnet50_layers, training_bytes_per_sample, training_flops_per_sample
+from specbench.roofline.bytemodels import ACTIVATION_BYTES, BYTE_MODELS, RunContext
+from specbench.roofline.format import Precision, Roofline, Skipped, WorkloadPoint
 from specbench.spec.result import RunResult
 
-ACTIVATION_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 CEILING_OF: dict[str, Precision] = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16"}
-FLOPS_MISMATCH = 0.01
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """A run's result with what its folders say about it: the submission's dataset and the system's accelerator."""
-
-    path: Path
-    result: RunResult
-    model: str
-    sample_shape: list[int] | None
-    num_classes: int | None
-    accelerator_model: str | None
-    cpu_model: str | None
-
-
-@dataclass(frozen=True)
-class ByteCount:
-    bytes_per_sample: float
-    bytes_per_sample_fused: float
-    method: BytesMethod
-    description: str
-    note: str | None = None
-
-
-ByteModel = Callable[[RunContext, int, str], ByteCount]
-BYTE_MODELS: Registry[ByteModel] = Registry("byte model")
-
-
-def _resnet50(run: RunContext, batch: int, precision: str) -> ByteCount:
-    shape = run.sample_shape or [3, 224, 224]
-    if len(shape) != 3:
-        raise ValueError(f"sample shape {shape} is not channels x height x width")
-    layers = resnet50_layers((shape[0], shape[1], shape[2]), run.num_classes or 1000)
-    counted = training_bytes_per_sample(layers, ACTIVATION_BYTES[precision], batch, mixed=precision in ("bf16", "fp16"))
-    flops = training_flops_per_sample(layers)
-    note = None
-    if abs(flops - run.result.flops_per_sample) > FLOPS_MISMATCH * run.result.flops_per_sample:
-        note = f"the layer table counts {flops:.4g} FLOPs per sample, the run states {run.result.flops_per_sample:.4g}"
-    description = (
-        f"analytical, ResNet-50 v1.5 at {shape[1]}x{shape[2]}: each layer's activations read and written once per "
-        f"pass at {ACTIVATION_BYTES[precision]} B, weights and SGD state per step over batch {batch}, no fusion "
-        "(fused: conv/fc operands only)"
-    )
-    return ByteCount(counted.unfused, counted.fused, "analytical", description, note)
-
-
-BYTE_MODELS.register("resnet50_v1.5", _resnet50)
 
 
 def result_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -122,12 +71,34 @@ def load_run(path: Path) -> RunContext:
     return RunContext(
         path=path,
         result=result,
-        model=spec.model if spec else f"unknown (spec {result.spec_id!r} is not built in)",
+        model=spec.model if spec else None,
         sample_shape=list(shape) if shape else None,
         num_classes=classes,
         accelerator_model=hardware.get("accelerator_model"),
         cpu_model=hardware.get("cpu_model"),
+        precision=recorded_precision(result, submission),
+        variant=_variant_params(spec, result, submission),
     )
+
+
+def recorded_precision(result: RunResult, submission: dict[str, Any]) -> str | None:
+    """The precision where the submission records it: result.json's settings or hyperparameters, else
+    submission.yaml's parallelism_precision layer or hyperparameters."""
+    layer = ((submission.get("layers") or {}).get("parallelism_precision")) or {}
+    for where in (result.settings, result.hyperparameters, layer, submission.get("hyperparameters") or {}):
+        value = where.get("precision")
+        if value:
+            return str(value)
+    return None
+
+
+def _variant_params(spec: Any, result: RunResult, submission: dict[str, Any]) -> dict[str, Any]:
+    """The params of the spec variant the run used (its `model` hyperparameter, else submission.yaml's variant)."""
+    if spec is None or not spec.variants:
+        return {}
+    name = result.hyperparameters.get("model") or submission.get("variant")
+    variant = spec.variants.get(str(name))
+    return dict(variant.params) if variant is not None else {}
 
 
 def _spec_workload(result: RunResult) -> Any:
@@ -173,11 +144,16 @@ def place_run(roofline: Roofline, run: RunContext) -> WorkloadPoint:
         raise ValueError(
             f"run status {result.status!r} with {result.samples_processed} samples in {result.duration_s} s: nothing to place"
         )
-    precision = str(result.settings.get("precision") or "")
-    if precision not in ACTIVATION_BYTES:
+    precision = run.precision
+    if precision is None:
         raise ValueError(
-            f"precision {precision or None!r} has no byte width here (known: {', '.join(ACTIVATION_BYTES)})"
+            "no precision recorded: neither result.json (settings, hyperparameters) nor submission.yaml "
+            "(layers.parallelism_precision, hyperparameters) names one"
         )
+    if precision not in ACTIVATION_BYTES:
+        raise ValueError(f"precision {precision!r} has no byte width here (known: {', '.join(ACTIVATION_BYTES)})")
+    if run.model is None:
+        raise ValueError(f"spec {result.spec_id!r} is not built in: its workload model, and so its bytes, are unknown")
     if run.model not in BYTE_MODELS:
         raise ValueError(f"no byte model for workload model {run.model!r} (known: {', '.join(BYTE_MODELS.names())})")
     batch = _batch_per_device(result)

@@ -6,14 +6,15 @@ fails at once, naming the rule and the layer, and layer 9 (the problem) can neve
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from specbench.errors import UsageError
 from specbench.registry import did_you_mean
 from specbench.spec.models import LAYER_NAMES, LayerName
-from specbench.spec.resolve import ResolvedSpec, problem_params
-from specbench.spec.rules import applies, evaluate
+from specbench.spec.resolve import ResolvedSpec, check_profile, first_breach, problem_params
+from specbench.spec.rules import applies
 
 Value = bool | int | float | str
 
@@ -52,7 +53,7 @@ class RunConfig:
 
 
 def parse_value(text: str) -> Value:
-    """A `--set` value: integer, number, true/false, else the text itself."""
+    """A `--set` value where nothing gives its type: integer, number, true/false, else the text itself."""
     lowered = text.strip().lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -64,9 +65,9 @@ def parse_value(text: str) -> Value:
     return text.strip()
 
 
-def parse_sets(items: list[str]) -> dict[str, list[Value]]:
-    """`KEY=VALUE[,VALUE...]` items; several values make a sweep."""
-    parsed: dict[str, list[Value]] = {}
+def parse_sets(items: list[str]) -> dict[str, list[str]]:
+    """`KEY=VALUE[,VALUE...]` items, each value's text (typed later, against its parameter); several make a sweep."""
+    parsed: dict[str, list[str]] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         key = key.strip()
@@ -74,8 +75,68 @@ def parse_sets(items: list[str]) -> dict[str, list[Value]]:
             raise UsageError(f"--set expects KEY=VALUE (or KEY=V1,V2,... for a sweep), found {item!r}")
         if key in parsed:
             raise UsageError(f"--set {key} is given twice")
-        parsed[key] = [parse_value(part) for part in raw.split(",")]
+        parsed[key] = raw.split(",")
     return parsed
+
+
+@dataclass(frozen=True)
+class ParamType:
+    """The type a `--set` value must have, what says so (the spec's value, the executor's default, a rule), and an
+    example of it."""
+
+    kind: type
+    source: str
+    example: Value | None = None
+
+
+TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "text"}
+NUMERIC_RULES = ("range", "multiple_of", "power_of_two_multiple", "scaled_with")
+
+
+def _show(value: Any) -> str:
+    """A value as it is written in YAML or on the command line (true, 256, 'sgd')."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
+
+
+def _type_of(value: Any, source: str) -> ParamType | None:
+    kind = type(value)
+    return ParamType(kind, source, value) if kind in TYPE_WORDS else None
+
+
+def param_type(key: str, reference: dict[str, Any], rule: Any, option: Option | None, device: str) -> ParamType | None:
+    """The type of `key`: its reference value's (the spec's or the executor's default), else its rule's; None where
+    nothing fixes it (a list, an option with choices, an option whose default is text)."""
+    if option is not None:
+        default = None if option.choices is not None else option.default(device)
+        return None if isinstance(default, str) else _type_of(default, f"its default is {_show(default)}")
+    if key in reference:
+        return _type_of(reference[key], f"the reference value is {_show(reference[key])}")
+    if rule is None:
+        return None
+    if rule.kind in NUMERIC_RULES:
+        return ParamType(float, f"rules.workload.{key} is a {rule.kind} rule")
+    values = [rule.value] if rule.kind == "fixed" else list(getattr(rule, "values", []))
+    if len({type(v) for v in values}) != 1:
+        return None
+    return _type_of(values[0], f"rules.workload.{key} allows {_show(values[0])}")
+
+
+def typed_value(key: str, text: str, wanted: ParamType | None) -> Value:
+    """One `--set` value parsed as its parameter's type; a UsageError names the value, the type and the fix."""
+    value = parse_value(text)
+    if wanted is None:
+        return value
+    if wanted.kind is str:
+        return text.strip()
+    if wanted.kind is float and type(value) is int:
+        value = float(value)
+    if type(value) is wanted.kind and not (isinstance(value, float) and not math.isfinite(value)):
+        return value
+    words = "a finite number" if wanted.kind is float else TYPE_WORDS[wanted.kind]
+    example = "" if wanted.example is None else f", e.g. --set {key}={_show(wanted.example)}"
+    raise UsageError(
+        f"--set {key}={text}: expected {words} ({wanted.source}), found {text.strip()!r}; give {words}{example}"
+    )
 
 
 def _sweep_points(sets: dict[str, list[Value]]) -> list[dict[str, Value]]:
@@ -98,21 +159,17 @@ def build_configs(
     """
     spec = resolved.spec
     defaults = defaults or {}
-    parsed = parse_sets(sets)
-    problem = problem_params(spec)
+    check_profile(resolved)
     hyper_keys = set(defaults) | set(spec.hyperparameters) | set(spec.rules.get("workload", {}))
     options = {name: opt for name, opt in options.items() if name not in hyper_keys}
-    for key in parsed:
-        if key in problem:
-            raise UsageError(f"--set {key}: layer 9 (problem: dataset, target quality, budget) never varies")
-        if key not in hyper_keys and key not in options:
-            known = sorted(hyper_keys | set(options))
-            raise UsageError(f"--set {key}: unknown parameter{did_you_mean(key, known)}; known: {', '.join(known)}")
-        if key in options and options[key].choices is not None:
-            for value in parsed[key]:
-                if value not in options[key].choices:  # type: ignore[operator]
-                    choices = ", ".join(map(str, options[key].choices or ()))
-                    raise UsageError(f"--set {key}={value}: expected one of {choices}")
+    reference = {**defaults, **spec.hyperparameters}
+    parsed: dict[str, list[Value]] = {}
+    for key, texts in parse_sets(sets).items():
+        _check_key(key, problem_params(spec), hyper_keys, options)
+        wanted = param_type(key, reference, spec.rules.get("workload", {}).get(key), options.get(key), device)
+        parsed[key] = [typed_value(key, text, wanted) for text in texts]
+        if key in options:
+            _check_choices(key, parsed[key], options[key])
     configs = []
     for point in _sweep_points(parsed):
         hyperparameters = {**defaults, **spec.hyperparameters}
@@ -135,6 +192,23 @@ def build_configs(
     return configs
 
 
+def _check_key(key: str, problem: dict[str, Any], hyper_keys: set[str], options: dict[str, Option]) -> None:
+    """A `--set` key names a parameter of layers 1 to 8 that this executor knows."""
+    if key in problem:
+        raise UsageError(f"--set {key}: layer 9 (problem: dataset, target quality, budget) never varies")
+    if key not in hyper_keys and key not in options:
+        known = sorted(hyper_keys | set(options))
+        raise UsageError(f"--set {key}: unknown parameter{did_you_mean(key, known)}; known: {', '.join(known)}")
+
+
+def _check_choices(key: str, values: list[Value], option: Option) -> None:
+    if option.choices is None:
+        return
+    for value in values:
+        if value not in option.choices:
+            raise UsageError(f"--set {key}={value}: expected one of {', '.join(map(str, option.choices))}")
+
+
 def _drop_conditional(resolved: ResolvedSpec, hyperparameters: dict[str, Any], point: dict[str, Value]) -> None:
     """Leave out hyperparameters whose rule's `when` does not hold (lars_* when opt_name is sgd); refuse them in --set."""
     rules = resolved.rules.get("workload", {})
@@ -155,19 +229,7 @@ def check_rules(resolved: ResolvedSpec, config: RunConfig) -> None:
     for layer in LAYER_NAMES[:-1]:
         if layer not in controlled:
             continue
-        params = controlled[layer]
-        for name, rule in resolved.rules.get(layer, {}).items():
-            if name not in params and layer != "workload":
-                continue
-            if not applies(rule, params):
-                continue
-            value = params.get(name)
-            verdict = evaluate(rule, value, params)
-            if not verdict.ok:
-                number = LAYER_NAMES.index(layer) + 1
-                origin = "--set" if name in config.overrides else "the configuration"
-                raise UsageError(
-                    f"{origin} {name}={value!r} breaks rules.{layer}.{name} (layer {number}, {layer}) "
-                    f"at level {resolved.level}: expected {verdict.expected}"
-                    + (f" ({note})" if (note := getattr(rule, "note", None)) else "")
-                )
+        breach = first_breach(resolved, layer, controlled[layer], stated_only=layer != "workload")
+        if breach is not None:
+            origin = "--set" if breach.name in config.overrides else "the configuration"
+            raise UsageError(f"{origin} {breach.describe()}")

@@ -69,7 +69,7 @@ class RunContext:
             self.sampler.window_start()
         self.started_mono = time.monotonic()
         self.started_wall = time.time()
-        self.checkpoint(run_start_wall=self.started_wall)  # before the log: a kill between leaves no orphan line
+        self.checkpoint(phase="training", run_start_wall=self.started_wall)  # before the log: no orphan line
         self.log.start(self.log.constants.RUN_START, time_ms=int(self.started_wall * 1000))
         self.progress.start_clock()
 

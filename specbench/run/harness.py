@@ -1,7 +1,7 @@
 """The run harness shared by every executor: from a spec to a submission folder.
 
-`execute` resolves spec, profile, level and overrides (checking them before anything starts),
-captures the system (sysinfo), prepares each benchmark folder and resumes it (runfolder), and runs
+`execute` resolves spec, profile, level and overrides and checks what --out holds (before anything
+starts), captures the system (sysinfo), prepares each benchmark folder and resumes it (runfolder), and runs
 one run after another (lifecycle), each with its log, power window and result (result). The
 request and the checked job are in request.py; launching several processes is in launch.py.
 """
@@ -17,7 +17,7 @@ from specbench.run.distributed import from_env as dist_from_env
 from specbench.run.distributed import init as dist_init
 from specbench.run.distributed import shutdown as dist_shutdown
 from specbench.run.executors import get_executor
-from specbench.run.lifecycle import recover_killed, run_once
+from specbench.run.lifecycle import run_once
 from specbench.run.progress import Progress
 from specbench.run.request import (
     ExecuteRequest,
@@ -27,11 +27,11 @@ from specbench.run.request import (
     check_seed,
     choose_device,
 )
-from specbench.run.runfolder import Resume, org_system, prepare_benchmark, run_seed
+from specbench.run.runfolder import Resume, check_out, org_system, prepare_benchmark, run_seed
 from specbench.run.runpower import open_run_meters
 from specbench.run.sysinfo import describe_job, write_system
 from specbench.spec.loader import load_spec
-from specbench.spec.resolve import resolve
+from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.system import SubmissionMeta
 
 __all__ = [
@@ -63,10 +63,23 @@ def plan(request: ExecuteRequest) -> tuple[Job, list[RunConfig]]:
                 f"global_batch_size {batch} does not split evenly over {dist.world} processes; choose a multiple of {dist.world}"
             )
     org, system = org_system(request.out)
+    check_out(
+        request.out, org, system, {f"{resolved.spec.id}{c.suffix}": planned_meta(request, resolved, c) for c in configs}
+    )
     progress = request.progress or (Progress() if dist.writer else Progress(quiet=True))
     runs_wanted = request.runs or resolved.spec.measurement.runs.count
     job = Job(request, resolved, executor, device, dist, org, system, runs_wanted, progress)
     return job, configs
+
+
+def planned_meta(request: ExecuteRequest, resolved: ResolvedSpec, config: RunConfig) -> dict[str, Any]:
+    """The submission.yaml keys of a configuration known before a run starts (what an existing folder must match)."""
+    spec = resolved.spec
+    return {
+        "spec_id": spec.id, "spec_version": spec.version, "spec_sha256": resolved.digest, "profile": resolved.profile,
+        "level": resolved.level, "seed": request.seed, "hyperparameters": config.hyperparameters,
+        "layers": config.layers(),
+    }  # fmt: skip
 
 
 def execute(request: ExecuteRequest) -> int:
@@ -91,6 +104,9 @@ def execute(request: ExecuteRequest) -> int:
 
 def _execute_all(job: Job, configs: list[RunConfig]) -> int:
     dist, out = job.dist, job.request.out
+    job.progress.message(
+        f"--out {out}: submitter {job.org!r}, system {job.system!r} (ORG/SYSTEM: the last two names of --out)"
+    )
     description = describe_job(dist, job.org, job.system, job.device)
     problem = None
     if dist.writer:
@@ -144,11 +160,12 @@ def _execute_config(job: Job, config: RunConfig) -> int:
     """The runs of one configuration (one point of a sweep), continuing after those already in its folder."""
     dist, spec = job.dist, job.resolved.spec
     bench_dir = job.request.out / f"{spec.id}{config.suffix}"
+    job.progress.phase("checking the data...")
     meta = _submission_meta(job, config)
     decision: Resume | str | None = None
     if dist.writer:
         try:
-            decision = prepare_benchmark(bench_dir, meta, recover_killed(job, config))
+            decision = prepare_benchmark(bench_dir, meta)
         except UsageError as err:
             decision = str(err)
     decision = dist.broadcast(decision)
@@ -156,10 +173,11 @@ def _execute_config(job: Job, config: RunConfig) -> int:
         raise UsageError(decision)
     assert decision is not None
     resume = decision
+    for number, record in sorted(resume.replaced.items()):
+        path = bench_dir / f"run_{number}"
+        job.progress.message(f"{path}: {record['ended']}; removed (a run stopped before its end is not a result)")
     if resume.completed >= job.runs_wanted:
-        job.progress.message(
-            f"{bench_dir}: {resume.completed} of {job.runs_wanted} runs already complete; nothing to do"
-        )
+        job.progress.message(f"{bench_dir}: {resume.completed} of {job.runs_wanted} runs already there; nothing to do")
         return 0
     exit_code = 0
     while resume.completed < job.runs_wanted:
@@ -167,9 +185,9 @@ def _execute_config(job: Job, config: RunConfig) -> int:
         seed = dist.broadcast(run_seed(job.request.seed, number, resume.seeds))
         resume.seeds.append(seed)
         job.progress.label = f"[{spec.id}{config.suffix} run {number}] "
-        result = run_once(job, config, bench_dir / f"run_{number}", number, seed)
-        resume.completed += 1
-        resume.next_run += 1
+        replaces = resume.replaced.get(number)
+        result = run_once(job, config, bench_dir / f"run_{number}", number, seed, replaces)
+        resume.kept.append(number)
         if result.status != "success":
             exit_code = EXIT_NONCOMPLIANT
         if dist.writer:

@@ -2,25 +2,22 @@
 
 A run that fails or is interrupted closes its window, logs run_stop 'aborted' and writes its
 result as incomplete, all without waiting for the other ranks (a collective they may never reach
-would hang the job): the failed process ends, and torchrun stops the others.
+would hang the job): the failed process ends, and torchrun stops the others. An interrupted run's
+state.json names the signal (`interrupted_by`), so the next execute runs it again (runfolder).
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from specbench.errors import SpecbenchError
 from specbench.files import atomic_write_json, write_manifest
-from specbench.power.base import PowerError
-from specbench.power.scopes import device_scopes
-from specbench.power.trace import read_metadata
 from specbench.run.base import RunOutcome
 from specbench.run.config import RunConfig
 from specbench.run.context import RunContext
@@ -29,19 +26,28 @@ from specbench.run.request import Job, RunCrashed, RunInterrupted
 from specbench.run.result import RunEvidence, compute_result, failure_reason, power_result, summary_line
 from specbench.run.runfolder import RunFolder
 from specbench.run.runpower import collect_job_trace, run_sampler
-from specbench.spec.result import PowerResult, QualityPoint, RunResult
+from specbench.spec.result import RunResult
+
+INTERRUPTING = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that interrupt a run as Ctrl-C does (SIGINT is Python's KeyboardInterrupt), unless ignored (nohup)."""
 
 
 @contextmanager
 def signals_as_interrupts() -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise RunInterrupted(f"interrupted by {signal.Signals(signum).name}")
+        name = signal.Signals(signum).name
+        raise RunInterrupted(f"interrupted by {name}", name)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.getsignal(sig) for sig in INTERRUPTING}
+    for sig, old in previous.items():
+        if old is not signal.SIG_IGN:
+            signal.signal(sig, handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            if old is not signal.SIG_IGN:
+                signal.signal(sig, old)
 
 
 def sync_fn(device: str) -> Callable[[], None]:
@@ -52,10 +58,14 @@ def sync_fn(device: str) -> Callable[[], None]:
     return lambda: None
 
 
-def run_once(job: Job, config: RunConfig, run_dir: Path, number: int, seed: int) -> RunResult:
-    """Execute run `number` into `run_dir` and return its result (written by rank 0); raise when it did not complete."""
+def run_once(
+    job: Job, config: RunConfig, run_dir: Path, number: int, seed: int, replaces: dict[str, Any] | None = None
+) -> RunResult:
+    """Execute run `number` into `run_dir` and return its result (written by rank 0); raise when it did not complete.
+
+    `replaces` is what an interrupted attempt at this run number recorded; the new state.json keeps it."""
     dist, request = job.dist, job.request
-    folder = RunFolder(run_dir, seed, dist.writer, devices=dist.world, device_kind=job.device)
+    folder = RunFolder(run_dir, seed, dist.writer, devices=dist.world, device_kind=job.device, replaces=replaces)
     folder.open()
     dist.barrier()
     log: RunLog | NullLog = RunLog(run_dir / "log.txt") if dist.writer else NullLog()
@@ -96,11 +106,12 @@ def _setup_and_train(job: Job, ctx: RunContext) -> tuple[RunOutcome | None, Base
             if sampler is not None:
                 sampler.start()
             log_header(ctx.log, job, ctx.config, ctx.seed)
+            job.progress.phase("building the model and data...")
             state = job.executor.setup(ctx)
             ctx.log.end(ctx.log.constants.INIT_STOP)
             outcome = job.executor.train(ctx, state)
     except (KeyboardInterrupt, RunInterrupted) as err:
-        failure = err if isinstance(err, RunInterrupted) else RunInterrupted("interrupted by Ctrl-C (SIGINT)")
+        failure = err if isinstance(err, RunInterrupted) else RunInterrupted("interrupted by Ctrl-C (SIGINT)", "SIGINT")
     except BaseException as err:  # the run is marked incomplete with its reason, then the error is reported
         failure = err
     if failure is not None:
@@ -129,7 +140,8 @@ def _finish(
     """Rank 0: result.json, the final state, the summary line; after a failure error.txt and the manifest."""
     run_dir = folder.path
     atomic_write_json(run_dir / "result.json", result.model_dump(mode="json"))
-    folder.close("done" if failure is None else "incomplete", result.reason)
+    interrupted_by = failure.signal_name if isinstance(failure, RunInterrupted) else None
+    folder.close("done" if failure is None else "incomplete", result.reason, interrupted_by)
     log.close()
     job.progress.message(summary_line(result, run_dir))
     if failure is None:
@@ -156,62 +168,3 @@ def log_header(log: RunLog | NullLog, job: Job, config: RunConfig, seed: int) ->
         seed,
         (dataset.train_samples, dataset.eval_samples),
     )
-
-
-def recover_killed(job: Job, config: RunConfig) -> Callable[[Path, int, dict[str, Any]], dict[str, Any]]:
-    """The result.json of a run killed outright, from what its state.json recorded (runfolder.Recover)."""
-
-    def recover(run_dir: Path, number: int, state: dict[str, Any]) -> dict[str, Any]:
-        scope = job.resolved.spec.measurement.power.scope
-        devices = _traced_devices(run_dir, scope)
-        kept = " (its trace up to the kill is in power.csv)" if devices is not None else ""
-        evidence = RunEvidence(
-            number=number,
-            seed=int(state["seed"]),
-            started_at=str(state.get("started_at") or ""),
-            started_wall=_number(state.get("run_start_wall")),
-            curve=[QualityPoint.model_validate(p) for p in state.get("curve") or []][: _evaluations(run_dir)],
-            devices=int(state.get("devices") or job.dist.world),
-            device_kind=str(state.get("device_kind") or job.device),
-            synthetic=job.request.synthetic,
-        )
-        power = PowerResult(
-            measured=False,
-            reason=f"not measured: the run was killed before run_stop{kept}",
-            scope=scope if devices is not None else None,  # type: ignore[arg-type]
-            devices=devices or [],
-        )
-        result = compute_result(job.resolved, config, evidence, None, str(state["reason"]), power)
-        return result.model_dump(mode="json")
-
-    return recover
-
-
-def _traced_devices(run_dir: Path, scope: str) -> list[str] | None:
-    """The devices of the spec's scope in a killed run's trace (None without a readable trace)."""
-    try:
-        metadata = read_metadata(run_dir)
-    except PowerError:
-        return None
-    devices = [d for meter in metadata.get("meters", []) for d in meter.get("devices", []) if isinstance(d, dict)]
-    wanted = device_scopes(scope, (str(d.get("scope")) for d in devices))
-    return [str(d.get("key")) for d in devices if d.get("scope") in wanted]
-
-
-def _evaluations(run_dir: Path) -> int:
-    """eval_accuracy lines in a run's log: the curve points a killed run's result may claim."""
-    try:
-        text = (run_dir / "log.txt").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return 0
-    count = 0
-    for line in text.splitlines():
-        if line.startswith(":::MLLOG "):
-            with suppress(ValueError):
-                event = json.loads(line[len(":::MLLOG ") :])
-                count += isinstance(event, dict) and event.get("key") == "eval_accuracy"
-    return count
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -21,9 +21,13 @@ RUNS_MAX = 999999
 
 
 class RunInterrupted(SpecbenchError):
-    """Ctrl-C or SIGTERM arrived during a run."""
+    """Ctrl-C, SIGTERM or SIGHUP arrived during a run; `signal_name` names it (recorded in state.json)."""
 
     exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, message: str, signal_name: str = "SIGINT") -> None:
+        super().__init__(message)
+        self.signal_name = signal_name
 
 
 class RunCrashed(SpecbenchError):

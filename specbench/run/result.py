@@ -156,7 +156,7 @@ def failure_reason(failure: BaseException) -> str:
 
 
 def summary_line(result: RunResult, run_dir: Any) -> str:
-    """The line printed when a run ends: status, time, quality, rate, energy."""
+    """The line printed when a run ends: status, time, quality, rate, energy (or why it was not measured)."""
     parts = [f"{run_dir}: {result.status}"]
     if result.reason:
         parts.append(result.reason)
@@ -169,5 +169,5 @@ def summary_line(result: RunResult, run_dir: Any) -> str:
     if result.power.measured and result.power.energy_j is not None:
         parts.append(f"{result.power.energy_j:.1f} J, {result.power.mean_power_w or 0:.1f} W mean")
     else:
-        parts.append("power not measured")
+        parts.append(result.power.reason or "power not measured")  # why, as result.json says it
     return " | ".join(parts)

@@ -56,6 +56,8 @@ class Aggregate:
     notes: list[str] = field(default_factory=list)
     spread_metric: str = "time_s"
     """The metric of `spread` (and the ordering): time_s, samples_per_s or valid_flops_per_s."""
+    brief: str | None = None
+    """`problem` in a few words, for the tables (the failed runs' reasons are on the entry's page)."""
 
 
 def _order_key(score: RunScore, kind: str) -> float:
@@ -73,12 +75,13 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
     """Combine completed runs (success or failed); incomplete runs never count."""
     completed = [s for s in scores if s.status in ("success", "failed")]
     failed = [s for s in completed if s.status == "failed"]
-    problem = None
+    problem = brief = None
     if len(completed) < required:
         problem = f"{len(completed)} completed runs, the spec requires {required}"
     elif len(failed) > max_failed:
         reasons = "; ".join(f"{s.run}: {s.reason or 'failed'}" for s in failed)
         problem = f"{len(failed)} runs failed ({reasons}), the spec allows {max_failed}"
+        brief = f"{len(failed)} runs failed, the spec allows {max_failed}"
     ordered = sorted(completed, key=lambda s: _order_key(s, kind))
     if method == "olympic" and len(ordered) >= 3:
         used, dropped = ordered[1:-1], [ordered[0], ordered[-1]]
@@ -86,6 +89,7 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
         used, dropped = [s for s in ordered if s.status == "success"], [s for s in ordered if s.status != "success"]
     if any(s.status != "success" for s in used) and problem is None:
         problem = "a failed run remains after dropping the slowest; too many runs failed"
+        brief = "too many runs failed"
     reported = [s.to_dict() for s in used if s.status == "success"]
     values: dict[str, float | None] = {}
     for metric in METRICS:
@@ -98,4 +102,5 @@ def aggregate(scores: Sequence[RunScore], method: Aggregation, kind: str, max_fa
     primary = {"throughput": "samples_per_s", VALID_FLOPS_ORDER: "valid_flops_per_s"}.get(kind, "time_s")
     series = sorted(float(v) for s in completed if s.status == "success" and (v := getattr(s, primary)) is not None)
     spread = (series[0], statistics.median(series), series[-1]) if series else None
-    return Aggregate(values, [s.run for s in used], [s.run for s in dropped], spread, problem, spread_metric=primary)
+    used_runs, dropped_runs = [s.run for s in used], [s.run for s in dropped]
+    return Aggregate(values, used_runs, dropped_runs, spread, problem, spread_metric=primary, brief=brief)

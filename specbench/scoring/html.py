@@ -1,18 +1,21 @@
-"""The static HTML leaderboard: one sortable table per group, and one page per submission benchmark.
+"""The static HTML leaderboard: one plot and one sortable table per group, and one page per submission benchmark.
 
-Everything from a submission is escaped (Jinja2 autoescape); charts are inline SVG made here.
+Everything from a submission is escaped (Jinja2 autoescape; the charts escape their own text); every
+page says when it was made and by which specbench version.
 """
 
 from __future__ import annotations
 
-import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from specbench.errors import SpecbenchError
-from specbench.scoring.leaderboard import Entry, Leaderboard
-from specbench.scoring.render import _status, columns
-from specbench.scoring.svg import line_chart
+from specbench.scoring import pages
+from specbench.scoring.columns import group_scales
+from specbench.scoring.leaderboard import Entry, Group, Leaderboard
+from specbench.scoring.plots import index_plot
+from specbench.scoring.render import index_table, stamp
 
 
 def _environment() -> Any:
@@ -25,112 +28,71 @@ def _environment() -> Any:
     )
 
 
-def _sort_value(value: object) -> str:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return repr(float(value))
-    return str(value) if value is not None else ""
-
-
-def _power_chart(entry: Entry, run: Any) -> str:
+def _markup(text: str) -> Any:
     from markupsafe import Markup
 
-    from specbench.power import read_trace
-    from specbench.power.base import PowerError
-
-    folder = Path(entry.path) / entry.benchmark / run.name
-    if not (folder / "power.json").is_file():
-        return Markup('<p class="empty">power: not measured (no trace)</p>')
-    try:
-        trace = read_trace(folder)
-    except (PowerError, OSError, ValueError) as err:
-        return Markup(f'<p class="empty">power trace unreadable: {Markup.escape(str(err))}</p>')
-    if not trace.samples:
-        return Markup('<p class="empty">power trace is empty</p>')
-    t0 = min(s.t_wall_s for s in trace.samples)
-    series: dict[str, list[tuple[float, float]]] = {}
-    for sample in trace.samples:
-        value = sample.power_instant_w if sample.power_instant_w is not None else sample.power_average_w
-        if value is not None:
-            series.setdefault(sample.device, []).append((sample.t_wall_s - t0, value))
-    markers = {}
-    if run.run_start_ms is not None:
-        markers["run_start"] = run.run_start_ms / 1000.0 - t0
-    if run.run_stop_ms is not None:
-        markers["run_stop"] = run.run_stop_ms / 1000.0 - t0
-    return Markup(
-        line_chart(series, x_label="time (s)", y_label="power (W)", title=f"{run.name}: power", markers=markers)
-    )
+    return Markup(text)
 
 
-def _quality_chart(entry: Entry, run: Any) -> str:
-    from markupsafe import Markup
+def fragments(line: str) -> list[str]:
+    """A status line in the pieces that must not break: it wraps only before a list of meters, or after one."""
+    head, paren, meters = line.partition(" (")
+    parts = (paren.strip() + meters).split("; ") if paren else []
+    return [head] + [part + ";" for part in parts[:-1]] + parts[-1:]
 
-    spec = entry.bench.spec.spec if entry.bench and entry.bench.spec else None
-    if not run.evaluations or spec is None or spec.quality is None:
-        return Markup("")
-    points = [(e.epoch, e.value) for e in run.evaluations]
-    target = (f"target {spec.quality.target:g}", spec.quality.target)
-    return Markup(
-        line_chart(
-            {spec.quality.metric: points},
-            x_label="epoch",
-            y_label=spec.quality.metric,
-            title=f"{run.name}: quality",
-            hline=target,
+
+def _index_table(group: Group) -> dict[str, Any]:
+    table = index_table(group)
+    plot, left_off = index_plot(group, group_scales(group))
+    rows = []
+    for entry, cells in zip(table.entries, table.rows, strict=True):
+        detail = "; ".join([*entry.unranked, *entry.notes, *entry.power_reasons])
+        status = [fragments(line) for line in entry.status_lines()]
+        row = {"slug": entry.slug, "cells": cells, "status": status, "detail": detail}
+        rows.append({**row, "ranked": entry.rank is not None})
+    return {
+        "title": group.key.title(),
+        "id": group.key.slug(),
+        "headers": table.headers,
+        "rows": rows,
+        "link": 2,
+        "plot": _markup(plot),
+        "left_off": [f"{e.submitter}/{e.system}" for e in left_off],
+    }
+
+
+def _page(env: Any, entry: Entry, group: Group, made: str) -> str:
+    scales = group_scales(group)
+    runs = pages.run_views(entry, group, scales)
+    charts = [(run, _markup(run.power_chart), _markup(run.quality_chart)) for run in runs]
+    return str(
+        env.get_template("submission.html.j2").render(
+            entry=entry,
+            title=group.key.title(),
+            status=entry.status_lines(),
+            reasons=[*entry.unranked, *entry.notes],
+            layers=pages.layers(entry),
+            aggregate=entry.aggregate,
+            aggregate_rows=pages.aggregate_rows(entry, group, scales),
+            run_headers=pages.run_headers(group, scales, any(run.reason for run in runs)),
+            runs=charts,
+            folder=entry.folder or entry.path,
+            stamp=made,
         )
     )
 
 
-def _layers(entry: Entry) -> list[tuple[str, str, str]]:
-    rows: list[tuple[str, str, str]] = []
-    report, bench = entry.report, entry.bench
-    if report and report.system:
-        for layer, params in report.system.layers.items():
-            rows.extend((layer, name, str(value)) for name, value in params.items())
-    if bench and bench.meta:
-        for layer, params in bench.meta.layers.items():
-            rows.extend((layer, name, str(value)) for name, value in params.items())
-        rows.extend(("workload", name, str(value)) for name, value in bench.meta.hyperparameters.items())
-        rows.extend(("problem", name, str(value)) for name, value in bench.meta.dataset.items())
-    return rows
-
-
-def write_site(board: Leaderboard, out_dir: str | Path) -> Path:
+def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = None) -> Path:
     """Write index.html and one page per entry under `out_dir`; return the index path."""
     env = _environment()
     out = Path(out_dir)
     (out / "pages").mkdir(parents=True, exist_ok=True)
-    tables = []
-    for group in board.groups:
-        cols = columns(group)
-        rows = [
-            {
-                "slug": e.slug,
-                "cells": [(c.text(e), _sort_value(c.get(e)) if c.key != "status" else _status(e)) for c in cols],
-                "ranked": e.rank is not None,
-            }
-            for e in group.entries
-        ]
-        tables.append(
-            {"title": group.key.title(), "id": group.key.slug(), "headers": [c.header for c in cols], "rows": rows}
-        )
+    made = stamp(now)
+    tables = [_index_table(group) for group in board.groups]
     index = out / "index.html"
-    index.write_text(env.get_template("index.html.j2").render(tables=tables, unusable=board.unusable), encoding="utf-8")
-    page = env.get_template("submission.html.j2")
+    html = env.get_template("index.html.j2").render(tables=tables, unusable=board.unusable, stamp=made)
+    index.write_text(html, encoding="utf-8")
     for group in board.groups:
         for entry in group.entries:
-            runs = []
-            for score, run in zip(entry.runs, entry.bench.runs if entry.bench else [], strict=False):
-                runs.append({"score": score, "power": _power_chart(entry, run), "quality": _quality_chart(entry, run)})
-            html = page.render(
-                entry=entry,
-                title=group.key.title(),
-                status=_status(entry),
-                layers=_layers(entry),
-                runs=runs,
-                aggregate=entry.aggregate,
-                target=entry.target,
-                path=os.path.relpath(entry.path, out / "pages") if os.path.isabs(entry.path) else entry.path,
-            )
-            (out / "pages" / f"{entry.slug}.html").write_text(html, encoding="utf-8")
+            (out / "pages" / f"{entry.slug}.html").write_text(_page(env, entry, group, made), encoding="utf-8")
     return index

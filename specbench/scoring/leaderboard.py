@@ -8,14 +8,21 @@ and never ranked; a result whose power was not measured is never ranked per watt
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from specbench.accounting.accounts import Accounts
+from specbench.accounting.quality import spec_outcome
+from specbench.formats.mllog import parse_log
 from specbench.scoring.aggregate import Aggregate, aggregate
 from specbench.scoring.metrics import RunScore
+from specbench.scoring.status import brief_noncompliant, brief_profile, entry_power_reasons, run_power_reason
+from specbench.spec.models import Spec
 from specbench.validator.model import BenchmarkData, Report, RunData
+from specbench.validator.values import is_number
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,14 @@ class Entry:
     rank_per_w: int | None = None
     unranked: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    folder: str = ""
+    """The folder as the board shows it: relative to the scored root, under the root's name."""
+    unranked_brief: list[str] = field(default_factory=list)
+    """`unranked` in a few words each, for the tables."""
+    power_brief: list[str] = field(default_factory=list)
+    """Why the completed runs measured no energy, in a few words ('not measured: no meter (NVML: no GPU)')."""
+    power_reasons: list[str] = field(default_factory=list)
+    """The same reasons in full, as the runs give them."""
 
     @property
     def slug(self) -> str:
@@ -82,13 +97,16 @@ class Entry:
             "system": self.system,
             "benchmark": self.benchmark,
             "path": self.path,
+            "folder": self.folder,
             "group": self.key.__dict__,
             "compliant": self.compliant,
             "rank": self.rank,
             "rank_per_w": self.rank_per_w,
             "unranked": self.unranked,
             "notes": self.notes,
+            "status": self.status_lines(),
             "power_measured": self.power_measured,
+            "power_reasons": self.power_reasons,
             "aggregate": {
                 "values": self.aggregate.values,
                 "runs_used": self.aggregate.used,
@@ -99,9 +117,26 @@ class Entry:
                 "spread_metric": self.aggregate.spread_metric,
                 "problem": self.aggregate.problem,
             },
-            "runs": [r.to_dict() for r in self.runs],
+            "runs": [{**r.to_dict(), "power_reason": self.run_power_reason(r.run)} for r in self.runs],
             "findings": self.findings,
         }
+
+    def status_lines(self) -> list[str]:
+        """The entry's status in brief lines: ranked or why not, and why power was not measured."""
+        if self.unranked_brief:
+            lines = list(self.unranked_brief)
+        elif self.rank is None:
+            lines = ["not ranked: no value to rank by"]
+        else:
+            lines = ["ranked" if self.rank_per_w is not None else "ranked, not per watt"]
+        if not self.power_measured:
+            lines.extend(self.power_brief or ["not measured"])
+        return lines
+
+    def run_power_reason(self, run: str) -> str | None:
+        """Why the run `run` has no energy, in full (None when it has one)."""
+        data = next((r for r in self.bench.runs if r.name == run), None) if self.bench is not None else None
+        return run_power_reason(self.path, data) if data is not None else None
 
 
 @dataclass
@@ -130,12 +165,34 @@ class Leaderboard:
         }
 
 
-def _run_score(run: RunData) -> RunScore:
+def _run_score(root: str, run: RunData, spec: Spec) -> RunScore:
     """A run's score: only the numbers validation recomputed from the evidence, never result.json's."""
     accounts = run.accounts if run.accounts is not None else EMPTY
+    if accounts.credited is None and spec.kind == "throughput" and spec.quality is not None:
+        accounts = replace(accounts, credited=_logged_quality(root, run, spec))
     return RunScore.of(accounts, run=run.name, status=run.status, reason=run.reason)
 
 
+def _logged_quality(root: str, run: RunData, spec: Spec) -> float | None:
+    """The quality a throughput run's log shows (its eval_accuracy events), credited by the spec's rule.
+
+    Throughput specs rank by rate, never by quality; it is shown beside the rate where the spec has one.
+    Validation keeps no evaluations of a throughput run (and a worker process drops the parsed log), so
+    the log is read again here.
+    """
+    values = [e.value for e in run.evaluations]
+    if not values and run.run_start_ms is not None:  # the validator read this log, within its limits
+        log = run.log
+        if log is None:
+            try:
+                log = parse_log((Path(root) / run.folder / LOG_NAME).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                return None
+        values = [float(e.value) for e in log.all("eval_accuracy") if is_number(e.value)]
+    return spec_outcome(spec, values).credited if values else None
+
+
+LOG_NAME = "log.txt"
 EMPTY = Accounts(*([None] * len(fields(Accounts))))
 
 
@@ -154,7 +211,7 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
     if bench.spec is None or bench.meta is None:
         return None
     spec = bench.spec.spec
-    runs = [_run_score(run) for run in bench.runs]
+    runs = [_run_score(report.root, run, spec) for run in bench.runs]
     measurement = spec.measurement
     order = spec.scoring if spec.trains_whole_budget else spec.kind
     agg = aggregate(
@@ -193,10 +250,15 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
             f"non-compliant: {errors[0]['code']} {errors[0]['message']}"
             + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else "")
         )
+        entry.unranked_brief.append(brief_noncompliant(errors[0]["code"], len(errors) - 1))
     if not entry.ranked_profile:
         entry.unranked.append(f"profile {bench.spec.profile!r} is never ranked")
+        entry.unranked_brief.append(brief_profile(bench.spec.profile))
     if agg.problem:
         entry.unranked.append(agg.problem)
+        entry.unranked_brief.append("not ranked: " + (agg.brief or agg.problem))
+    if not entry.power_measured:
+        entry.power_brief, entry.power_reasons = entry_power_reasons(report.root, bench)
     return entry
 
 
@@ -213,21 +275,37 @@ def _scale_time(entry: Entry, factor: float) -> None:
         )
 
 
-def build(reports: Sequence[Report]) -> Leaderboard:
-    """Score every benchmark of every report and rank within each group."""
+def shown_folder(path: str, roots: Sequence[str | Path]) -> str:
+    """`path` relative to the scored root that holds it, under that root's name (as given when none does)."""
+    target = Path(path).resolve()
+    for root in sorted((Path(r).resolve() for r in roots), key=lambda r: -len(r.parts)):
+        if target == root or root in target.parents:
+            return os.path.join(root.name or str(root), *target.relative_to(root).parts)
+    return path
+
+
+def build(reports: Sequence[Report], roots: Sequence[str | Path] = ()) -> Leaderboard:
+    """Score every benchmark of every report and rank within each group; `roots` are the folders scored."""
     groups: dict[GroupKey, list[Entry]] = {}
     unusable = []
     for report in reports:
         if not report.usable:
-            unusable.append({"path": report.path, "findings": [f.to_dict() for f in report.findings]})
+            unusable.append(
+                {
+                    "path": report.path,
+                    "folder": shown_folder(report.path, roots),
+                    "findings": [f.to_dict() for f in report.findings],
+                }
+            )
             continue
         for bench in report.benchmarks:
             entry = _entry(report, bench)
             if entry is None:
-                unusable.append(
-                    {"path": f"{report.path}/{bench.name}", "findings": [f.to_dict() for f in report.findings]}
-                )
+                path = f"{report.path}/{bench.name}"
+                findings = [f.to_dict() for f in report.findings]
+                unusable.append({"path": path, "folder": shown_folder(path, roots), "findings": findings})
                 continue
+            entry.folder = shown_folder(entry.path, roots)
             groups.setdefault(entry.key, []).append(entry)
     ordered = []
     for key in sorted(groups, key=lambda k: (k.spec_id, k.spec_version, k.variant, k.level, k.profile, k.scope)):

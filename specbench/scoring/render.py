@@ -1,126 +1,204 @@
-"""Leaderboard output: terminal table, Markdown, CSV and JSON (full precision). HTML lives in html.py."""
+"""Leaderboard output: terminal table, Markdown, CSV and JSON (full precision). HTML lives in html.py.
+
+The terminal table keeps to 120 columns: two-line headers, the spread in percent, no status column
+(the reasons follow the table). Markdown and HTML show every column of a group's table.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Callable
+import textwrap
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from tabulate import tabulate
 
+from specbench import __version__
+from specbench.scoring.columns import (
+    SPREAD_LABELS,
+    Quantity,
+    group_scales,
+    index_quantities,
+    spread_percent,
+    spread_text,
+)
 from specbench.scoring.leaderboard import Entry, Group, Leaderboard
+from specbench.scoring.units import Scale
+
+TERMINAL_WIDTH = 120
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    sort: str = ""
+    """What the HTML table sorts by: the number in SI units, or the text."""
+    lines: tuple[str, ...] = ()
+    """The status, one brief line each (HTML shows each on its own line)."""
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class IndexTable:
+    group: Group
+    headers: list[str]
+    rows: list[list[Cell]]
+    entries: list[Entry]
+    keys: list[str]
+    """Each column's report key (rank, system, samples_per_s, ..., spread, status)."""
 
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a group's table: its header, its key, and the text it shows for an entry of the group."""
+
     header: str
     key: str
-    get: Callable[[Entry], object]
-    fmt: str = "{:,.3g}"
+    table: IndexTable
 
     def text(self, entry: Entry) -> str:
-        value = self.get(entry)
-        if value is None:
-            return "n/a"
-        if isinstance(value, float):
-            return self.fmt.format(value)
-        return str(value)
-
-
-def _v(metric: str, scale: float = 1.0) -> Callable[[Entry], object]:
-    def get(entry: Entry) -> object:
-        value = entry.value(metric)
-        return None if value is None else value * scale
-
-    return get
-
-
-SPREADS = {
-    "time_s": ("time min/median/max (s)", 1.0),
-    "samples_per_s": ("samples/s min/median/max", 1.0),
-    "valid_flops_per_s": ("Valid FLOPS min/median/max (TFLOP/s)", 1e-12),
-}
-"""Header and scale of the spread column, by the metric that orders the runs."""
-
-
-def _spread(entry: Entry) -> object:
-    spread = entry.aggregate.spread
-    scale = SPREADS.get(entry.aggregate.spread_metric, ("", 1.0))[1]
-    return None if spread is None else "{:.4g} / {:.4g} / {:.4g}".format(*(v * scale for v in spread))
-
-
-def _status(entry: Entry) -> str:
-    return "; ".join(entry.unranked) if entry.unranked else "; ".join(["ranked", *entry.notes])
-
-
-COMMON = [
-    Column("rank", "rank", lambda e: e.rank if e.rank is not None else "-"),
-    Column("rank per W", "rank_per_w", lambda e: e.rank_per_w if e.rank_per_w is not None else "-"),
-    Column("submitter/system", "system", lambda e: f"{e.submitter}/{e.system}"),
-    Column("benchmark", "benchmark", lambda e: e.benchmark),
-]
-TIME_TO_QUALITY = [
-    Column("time to quality (s)", "time_s", _v("time_s"), "{:,.2f}"),
-    Column("quality achieved", "achieved", _v("achieved"), "{:.4f}"),
-    Column("target", "target", lambda e: e.target, "{:g}"),
-    Column("penalty factor", "penalty_factor", _v("penalty_factor"), "{:.4f}"),
-    Column("Valid FLOPS (TFLOP/s)", "valid_flops_per_s", _v("valid_flops_per_s", 1e-12), "{:,.4g}"),
-    Column("FLOPS (TFLOP/s)", "flops_per_s", _v("flops_per_s", 1e-12), "{:,.4g}"),
-    Column("Valid FLOPS/W (GFLOP/s/W)", "valid_flops_per_w", _v("valid_flops_per_w", 1e-9), "{:,.4g}"),
-    Column("energy to solution (kJ)", "energy_j", _v("energy_j", 1e-3), "{:,.4g}"),
-    Column("mean power (W)", "mean_power_w", _v("mean_power_w"), "{:,.1f}"),
-    Column(SPREADS["time_s"][0], "spread", _spread),
-]
-THROUGHPUT = [
-    Column("throughput (samples/s)", "samples_per_s", _v("samples_per_s"), "{:,.1f}"),
-    Column("TFLOP/s per device", "tflops_per_device", _v("tflops_per_device"), "{:,.4g}"),
-    Column("MFU (%)", "mfu", _v("mfu", 100.0), "{:.1f}"),
-    Column("energy per sample (J)", "energy_per_sample_j", _v("energy_per_sample_j"), "{:.4g}"),
-    Column("mean power (W)", "mean_power_w", _v("mean_power_w"), "{:,.1f}"),
-    Column("FLOPS/W (GFLOP/s/W)", "valid_flops_per_w", _v("valid_flops_per_w", 1e-9), "{:,.4g}"),
-    Column(SPREADS["samples_per_s"][0], "spread", _spread),
-]
-TAIL = [Column("status", "status", _status)]
+        row = self.table.rows[self.table.entries.index(entry)]
+        return row[self.table.keys.index(self.key)].text
 
 
 def columns(group: Group) -> list[Column]:
-    middle = THROUGHPUT if group.key.kind == "throughput" else TIME_TO_QUALITY
-    metric = group.entries[0].aggregate.spread_metric if group.entries else None
-    if metric == "valid_flops_per_s":  # HPC AI500: the whole budget is timed, runs ordered by Valid FLOPS
-        relabel = {"time_s": "time (s)", "spread": SPREADS[metric][0]}
-        middle = [Column(relabel.get(c.key, c.header), c.key, c.get, c.fmt) for c in middle]
-    if group.key.kind == "throughput" and group.entries and group.entries[0].bench and group.entries[0].bench.spec:
-        unit = group.entries[0].bench.spec.spec.workload.sample_unit
-        middle = [
-            Column(c.header.replace("samples", f"{unit}s").replace("sample", unit), c.key, c.get, c.fmt) for c in middle
-        ]
-    return [*COMMON, *middle, *TAIL]
+    """The columns of the group's (Markdown and HTML) table."""
+    table = index_table(group)
+    return [Column(header, key, table) for header, key in zip(table.headers, table.keys, strict=True)]
 
 
-def render_table(board: Leaderboard, fmt: str = "simple") -> str:
-    """One table per group (tabulate's `simple` for terminals, `github` for Markdown)."""
+def utc(now: datetime | None = None) -> datetime:
+    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+
+
+def stamp(now: datetime | None = None) -> str:
+    """When and by which version a page was made: 'generated 2026-12-02 08:40 UTC by specbench 0.1.0'."""
+    return f"generated {utc(now):%Y-%m-%d %H:%M} UTC by specbench {__version__}"
+
+
+def csv_status(entry: Entry) -> str:
+    """The status in full: why not ranked, or 'ranked' and the notes (CSV keeps the full reasons)."""
+    return "; ".join(entry.unranked) if entry.unranked else "; ".join(["ranked", *entry.notes, *entry.power_reasons])
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def _rank(value: int | None) -> Cell:
+    return Cell("-" if value is None else str(value), "" if value is None else str(value), numeric=True)
+
+
+def index_table(group: Group, terminal: bool = False) -> IndexTable:
+    """The group's table: ranks, system, the kind's numbers in the group's units, the spread and the status.
+
+    The terminal's is narrower: short two-line headers, '-' for what is missing, the spread in percent, and
+    no status column (a rank '-' is not ranked; the reasons follow the table).
+    """
+    scales = group_scales(group)
+    quantities = [q for q in index_quantities(group) if q.terminal or not terminal]
+    benchmark = any(e.benchmark != group.key.spec_id for e in group.entries)
+    metric = group.entries[0].aggregate.spread_metric if group.entries else "time_s"
+    spread_scale = scales.get(metric, Scale(""))
+    headers = ["rank", "rank\nper W" if terminal else "rank per W", "system" if terminal else "submitter/system"]
+    headers += ["benchmark"] if benchmark else []
+    headers += [q.header(scales[q.key], terminal) for q in quantities]
+    label = SPREAD_LABELS.get(metric, metric)
+    headers += ["spread\n±%"] if terminal else [f"{label} min / median / max ({spread_scale.unit})", "status"]
+    keys = ["rank", "rank_per_w", "system", *(["benchmark"] if benchmark else []), *(q.key for q in quantities)]
+    keys += ["spread"] if terminal else ["spread", "status"]
+    rows = [_row(entry, quantities, scales, spread_scale, benchmark, terminal) for entry in group.entries]
+    return IndexTable(group, headers, rows, group.entries, keys)
+
+
+def _row(
+    entry: Entry, quantities: list[Quantity], scales: dict[str, Scale], spread: Scale, benchmark: bool, terminal: bool
+) -> list[Cell]:
+    row = [_rank(entry.rank), _rank(entry.rank_per_w), Cell(f"{entry.submitter}/{entry.system}")]
+    row += [Cell(entry.benchmark)] if benchmark else []
+    for q in quantities:
+        value = q.of(entry.aggregate.values)
+        row.append(Cell(scales[q.key].text(value, "-" if terminal else q.missing()), _number(value), numeric=True))
+    middle = _number(entry.aggregate.spread[1] if entry.aggregate.spread else None)
+    row.append(Cell(spread_percent(entry) if terminal else spread_text(entry, spread), middle, (), True))
+    if not terminal:
+        lines = tuple(entry.status_lines())
+        row.append(Cell(lines[0], "; ".join(lines), lines))
+    return row
+
+
+def _notes(table: IndexTable) -> list[str]:
+    """What the terminal table leaves out: why an entry is not ranked, or its power not measured."""
+    notes = []
+    for entry in table.entries:
+        reasons = [] if entry.rank is not None else list(entry.unranked)
+        reasons += [] if entry.power_measured else entry.power_brief
+        if reasons:
+            text = f"{entry.submitter}/{entry.system}: " + "; ".join(reasons)
+            notes.append(textwrap.fill(text, TERMINAL_WIDTH, subsequent_indent="    "))
+    return notes
+
+
+def layout(headers: list[str], rows: list[list[str]], right: list[bool], width: int = TERMINAL_WIDTH) -> str:
+    """tabulate's `simple` layout without its two spaces of header padding; the widest text column wraps
+    where the table would pass `width`."""
+    head = [h.split("\n") for h in headers]
+    depth = max(len(h) for h in head)
+    head = [[""] * (depth - len(h)) + h for h in head]
+    widths = [max([len(x) for x in h] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+    over = sum(widths) + 2 * (len(widths) - 1) - width
+    text_columns = [i for i, r in enumerate(right) if not r]
+    if over > 0 and text_columns:
+        widest = max(text_columns, key=lambda i: widths[i])
+        widths[widest] = max(widths[widest] - over, max(len(x) for x in head[widest]), 12)
+    out = [_line([h[k] for h in head], widths, right) for k in range(depth)]
+    out.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(row, widths, strict=True)]
+        for k in range(max(len(c) for c in wrapped)):
+            out.append(_line([c[k] if k < len(c) else "" for c in wrapped], widths, right))
+    return "\n".join(out)
+
+
+def _line(cells: list[str], widths: list[int], right: list[bool]) -> str:
+    return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)).rstrip()
+
+
+def _terminal(table: IndexTable) -> str:
+    right = [c.numeric for c in table.rows[0]] if table.rows else [False] * len(table.headers)
+    text = layout(table.headers, [[c.text for c in row] for row in table.rows], right)
+    notes = _notes(table)
+    return text + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def _markdown(table: IndexTable) -> str:
+    rows = [[c.text if not c.lines else "; ".join(c.lines) for c in row] for row in table.rows]
+    return tabulate(rows, headers=table.headers, tablefmt="github", disable_numparse=True)
+
+
+def render_table(board: Leaderboard, fmt: str = "simple", now: datetime | None = None) -> str:
+    """One table per group (tabulate's `simple` for terminals, `github` for Markdown, with its stamp)."""
+    markdown = fmt == "github"
     parts = []
     for group in board.groups:
-        cols = columns(group)
-        rows = [[c.text(e) for c in cols] for e in group.entries]
+        table = index_table(group, terminal=not markdown)
         title = group.key.title()
-        parts.append(
-            (f"## {title}" if fmt == "github" else title)
-            + "\n\n"
-            + tabulate(rows, headers=[c.header for c in cols], tablefmt=fmt)
-        )
+        body = _markdown(table) if markdown else _terminal(table)
+        parts.append((f"## {title}" if markdown else textwrap.fill(title, TERMINAL_WIDTH)) + "\n\n" + body)
     if board.unusable:
         lines = [
-            f"- {u['path']}: " + "; ".join(f"{f['code']} {f['message']}" for f in u["findings"][:3])
+            f"- {u.get('folder') or u['path']}: " + "; ".join(f"{f['code']} {f['message']}" for f in u["findings"][:3])
             for u in board.unusable
         ]
-        parts.append(
-            ("## Unusable submissions" if fmt == "github" else "Unusable submissions") + "\n\n" + "\n".join(lines)
-        )
+        if not markdown:
+            lines = [textwrap.fill(line, TERMINAL_WIDTH, subsequent_indent="    ") for line in lines]
+        parts.append(("## Unusable submissions" if markdown else "Unusable submissions") + "\n\n" + "\n".join(lines))
     if not parts:
         return "no submissions found\n"
+    if markdown:
+        parts.append(f"_{stamp(now)}_")
     return "\n\n".join(parts) + "\n"
 
 
@@ -129,6 +207,7 @@ CSV_FIELDS = [
     "rank", "rank_per_w", "compliant", "status",
     "time_s", "achieved", "flops_per_s", "valid_flops_per_s", "valid_flops_per_w", "energy_j", "mean_power_w",
     "samples_per_s", "tflops_per_device", "mfu", "energy_per_sample_j", "spread_min", "spread_median", "spread_max",
+    "folder",
 ]  # fmt: skip
 
 
@@ -153,10 +232,11 @@ def render_csv(board: Leaderboard) -> str:
                 "rank": entry.rank,
                 "rank_per_w": entry.rank_per_w,
                 "compliant": entry.compliant,
-                "status": _status(entry),
+                "status": csv_status(entry),
                 "spread_min": spread[0],
                 "spread_median": spread[1],
                 "spread_max": spread[2],
+                "folder": entry.folder,
             }
             for name in CSV_FIELDS:
                 if name not in row:
@@ -166,5 +246,8 @@ def render_csv(board: Leaderboard) -> str:
     return out.getvalue()
 
 
-def render_json(board: Leaderboard) -> str:
-    return json.dumps(board.to_dict(), indent=2, allow_nan=False) + "\n"
+def render_json(board: Leaderboard, now: datetime | None = None) -> str:
+    data = board.to_dict()
+    data["generated_at"] = utc(now).isoformat(timespec="seconds")
+    data["specbench_version"] = __version__
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,10 @@ def load_spec(path: str | Path) -> LoadedSpec:
     _check_format(doc, SPEC_FORMAT_VERSION, "spec")
     spec = validate_model(Spec, doc)
     _check_profiles(spec, doc)
-    return LoadedSpec(spec, doc, spec_path)
+    loaded = LoadedSpec(spec, doc, spec_path)
+    for profile in spec.profiles:
+        apply_profile(loaded, profile)
+    return loaded
 
 
 def load_ruleset(path: str | Path) -> RuleSet:
@@ -265,17 +268,26 @@ def _from_pydantic(doc: Document, error: Any, model: type[BaseModel]) -> Problem
 
 
 def _check_profiles(spec: Spec, doc: Document) -> None:
+    """Each profile overrides only what may vary with the scale, under names the spec knows."""
     problems = []
+    known = sorted(set(spec.hyperparameters) | set(spec.rules.get("workload", {})))
     for name, profile in spec.profiles.items():
+        where = ("profiles", name, "overrides")
         for key in profile.overrides:
             if key not in PROFILE_OVERRIDABLE:
-                problems.append(
-                    _problem(
-                        doc,
-                        ("profiles", name, "overrides", key),
-                        f"a profile may override only {', '.join(PROFILE_OVERRIDABLE)}; found {key!r}",
-                    )
+                allowed = ", ".join(PROFILE_OVERRIDABLE)
+                hint = did_you_mean(key, PROFILE_OVERRIDABLE)
+                message = f"a profile may override only {allowed}; found {key!r}{hint}"
+                problems.append(_problem(doc, (*where, key), message))
+        hyperparameters = profile.overrides.get("hyperparameters")
+        for key in hyperparameters if isinstance(hyperparameters, dict) else ():
+            hint = did_you_mean(key, known)
+            if key not in known and hint:
+                message = (
+                    f"unknown hyperparameter {key!r}{hint}: neither hyperparameters nor rules.workload name it; "
+                    "fix the name, or state a new one under hyperparameters first"
                 )
+                problems.append(_problem(doc, (*where, "hyperparameters", key), message))
     if problems:
         raise InputError(problems)
 
@@ -309,12 +321,41 @@ def apply_profile(loaded: LoadedSpec, profile: str) -> Spec:
         )
     overrides = spec.profiles[profile].overrides
     data = deep_merge(spec.model_dump(mode="json", exclude_defaults=False), overrides)
-    positions = dict(loaded.document.positions)
-    for p, pos in loaded.document.positions.items():
-        prefix = ("profiles", profile, "overrides")
-        if p[:3] == prefix:
-            positions[p[3:]] = pos
-    return validate_model(Spec, Document(data, loaded.document.file, positions))
+    doc = _ProfiledDocument(data, loaded.document.file, loaded.document.positions, profile, overrides)
+    try:
+        return validate_model(Spec, doc)
+    except InputError as err:
+        raise InputError([_in_profile(problem, profile) for problem in err.problems]) from None
+
+
+@dataclass
+class _ProfiledDocument(Document):
+    """A spec with a profile's overrides merged in: a value the overrides set is located under the profile."""
+
+    profile: str = ""
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    def locate(self, path: JsonPath) -> Location:
+        within = _holds(self.overrides, path) or (len(path) > 1 and _holds(self.overrides, path[:-1]))
+        return super().locate(("profiles", self.profile, "overrides", *path) if within else path)
+
+
+def _holds(data: Any, path: JsonPath) -> bool:
+    """Whether `path` names a value inside `data`."""
+    node = data
+    for part in path:
+        in_dict = isinstance(node, dict) and part in node
+        if not in_dict and not (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            return False
+        node = node[part]
+    return bool(path)
+
+
+def _in_profile(problem: Problem, profile: str) -> Problem:
+    """A problem of the merged spec, said to arise from the profile where the profile's overrides do not hold it."""
+    if problem.location.json_path.startswith(f"profiles.{profile}."):
+        return problem
+    return Problem(problem.location, f"with profile {profile!r} applied, {problem.message}", problem.code)
 
 
 __all__ = [

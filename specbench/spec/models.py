@@ -247,7 +247,11 @@ class Profile(Strict):
 
     description: str
     ranked: bool = Field(description="Whether results at this profile may be ranked.")
-    overrides: dict[str, Any] = Field(default_factory=dict)
+    overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Merged into the spec at this profile: workload, quality, budget, throughput, hyperparameters "
+        "or measurement. Every profile is validated when the spec loads.",
+    )
 
 
 ScoringMethod = Literal["hpcai500-valid-flops", "mlperf-time-to-train", "caraml-throughput"]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import typing
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from specbench.spec.models import RuleSet, Spec
-from specbench.spec.rules import Rule
+from specbench.spec.rules import Rule, RuleBase
 from specbench.spec.system import SubmissionMeta, SystemDescription
 
 HEADER = """# Spec reference
@@ -21,8 +23,23 @@ a test fails when this file is out of date. The JSON Schemas in `schemas/` come 
 Every file-format model refuses unknown keys and non-finite numbers. A spec usually starts with
 `extends: hpcai500` (or a relative path such as `../rules/hpcai500.yaml`) to inherit the nine
 layers and the three levels; local keys win over inherited ones, lists and empty mappings
-replace whole, and `extends` chains are followed up to 8 deep with cycles refused.
+replace whole, and `extends` chains are followed up to 8 deep with cycles refused. Every profile is
+merged and validated when a spec loads; `show` and `execute` refuse a profile whose own
+hyperparameters break the spec's rules at the chosen level.
 """
+
+
+RULE_MODELS: list[type[RuleBase]] = list(typing.get_args(typing.get_args(Rule)[0]))
+
+RULE_KINDS_INTRO = """A rule constrains one parameter of one layer, under `rules.LAYER.PARAMETER` of a spec or rule set,
+for example `rules: {workload: {optimizer: {kind: fixed, value: sgd}}}`. Its `kind` selects one of the
+models below, and one pure function per kind evaluates it; nothing in a rule is ever executed.
+"""
+
+
+def _kind(model: type[BaseModel]) -> str:
+    """The `kind` a rule model is selected by."""
+    return str(typing.get_args(model.model_fields["kind"].annotation)[0])
 
 
 def _type_name(annotation: Any) -> str:
@@ -30,6 +47,8 @@ def _type_name(annotation: Any) -> str:
     args = typing.get_args(annotation)
     if annotation is type(None):
         return "null"
+    if annotation in RULE_MODELS:
+        return f"[{_kind(annotation)}](#{_kind(annotation)})"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
     if origin is typing.Literal:
@@ -67,13 +86,50 @@ def _default(info: Any) -> str:
     return f"`{info.default!r}`"
 
 
-def _model_section(model: type[BaseModel]) -> str:
-    doc = (model.__doc__ or "").strip()
-    lines = [f"### {model.__name__}", "", doc, "", "| key | type | default | description |", "|---|---|---|---|"]
+def _table(model: type[BaseModel], skip: Collection[str] = ()) -> list[str]:
+    lines = ["| key | type | default | description |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
+        if name in skip:
+            continue
         description = (info.description or "").replace("|", "\\|").replace("\n", " ")
         lines.append(f"| `{name}` | {_type_name(info.annotation)} | {_default(info)} | {description} |")
+    return lines
+
+
+def _model_section(model: type[BaseModel]) -> str:
+    doc = (model.__doc__ or "").strip()
+    return "\n".join([f"### {model.__name__}", "", doc, "", *_table(model)]) + "\n"
+
+
+def _flow(value: Any) -> str:
+    """A value as YAML flow style: `{kind: fixed, value: sgd}`."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str) and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", value):
+        return f'"{value}"'
+    return str(value)
+
+
+def _rule_kind_section(model: type[BaseModel]) -> str:
+    """One kind: what it accepts, its own fields (those it shares are listed once) and its example."""
+    extra = model.model_config.get("json_schema_extra")
+    found = extra.get("examples") if isinstance(extra, dict) else None
+    examples = found if isinstance(found, list) else []
+    own = _table(model, skip={"kind", *RuleBase.model_fields})
+    lines = [f"### {_kind(model)}", "", (model.__doc__ or "").strip(), ""]
+    lines += own if len(own) > 2 else ["No fields besides `kind` and those every kind shares."]
+    lines += ["", "Example: " + ", ".join(f"`{_flow(e)}`" for e in examples)] if examples else []
     return "\n".join(lines) + "\n"
+
+
+def _rule_kinds() -> list[str]:
+    """The rule kinds section: the fields they share, then each kind with its own fields and an example."""
+    shared = ["### Fields every rule kind shares", "", *_table(RuleBase)]
+    return [RULE_KINDS_INTRO, "\n".join(shared) + "\n", *(_rule_kind_section(m) for m in RULE_MODELS)]
 
 
 def _collect(roots: list[type[BaseModel]]) -> list[type[BaseModel]]:
@@ -91,15 +147,17 @@ def _collect(roots: list[type[BaseModel]]) -> list[type[BaseModel]]:
 
 def render() -> str:
     parts = [HEADER]
-    sections = [
+    sections: list[tuple[str, list[type[BaseModel]]]] = [
         ("Spec files (`specs/*.yaml`)", [Spec]),
-        ("Rule kinds", list(typing.get_args(typing.get_args(Rule)[0]))),
+        ("Rule kinds", []),
         ("Rule sets (`rules/*.yaml`)", [RuleSet]),
         ("Submission metadata (`system.yaml`, `submission.yaml`)", [SystemDescription, SubmissionMeta]),
     ]
-    done: set[type[BaseModel]] = set()
+    done: set[type[BaseModel]] = set(RULE_MODELS)
     for title, roots in sections:
         parts.append(f"## {title}\n")
+        if title == "Rule kinds":
+            parts.extend(_rule_kinds())
         for model in _collect(roots):
             if model in done:
                 continue

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from specbench.errors import UsageError
+from specbench.errors import InputError, Location, Problem, UsageError
 from specbench.registry import did_you_mean
 from specbench.spec.loader import LoadedSpec, apply_profile, spec_digest
 from specbench.spec.models import LAYER_NAMES, LayerName, Spec
-from specbench.spec.rules import FixedRule, FreeRule, Level, ReportedRule
+from specbench.spec.rules import FixedRule, FreeRule, Level, ReportedRule, applies, evaluate
+from specbench.spec.yamlio import Document, JsonPath, format_path
 
 
 @dataclass
@@ -25,6 +27,8 @@ class ResolvedSpec:
     ranked: bool
     digest: str
     rules: dict[LayerName, dict[str, BaseModel]]
+    document: Document | None = field(default=None, repr=False, compare=False)
+    """The spec's merged file, to locate a value that breaks a rule."""
 
     def result_header(self, spec_sha256: str | None = None) -> dict[str, Any]:
         """The fields each run's result.json takes from its spec (the executors' and the MLPerf import's):
@@ -135,4 +139,61 @@ def resolve(loaded: LoadedSpec, profile: str = "official", level: Level | None =
         ranked=spec.profiles[profile].ranked,
         digest=spec_digest(loaded.spec),
         rules=effective_rules(spec, chosen),
+        document=loaded.document,
     )
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A parameter's value that breaks the rule binding it at a level."""
+
+    layer: LayerName
+    name: str
+    value: Any
+    expected: str
+    note: str | None
+    level: Level
+
+    def describe(self) -> str:
+        number = LAYER_NAMES.index(self.layer) + 1
+        return (
+            f"{self.name}={self.value!r} breaks rules.{self.layer}.{self.name} (layer {number}, {self.layer}) "
+            f"at level {self.level}: expected {self.expected}" + (f" ({self.note})" if self.note else "")
+        )
+
+
+def first_breach(
+    resolved: ResolvedSpec, layer: LayerName, params: Mapping[str, Any], stated_only: bool
+) -> Breach | None:
+    """The first rule of `layer` at the resolved level that `params` break; with `stated_only`, only stated ones."""
+    for name, rule in resolved.rules.get(layer, {}).items():
+        if (stated_only and name not in params) or not applies(rule, params):
+            continue
+        verdict = evaluate(rule, params.get(name), params)
+        if not verdict.ok:
+            note = getattr(rule, "note", None)
+            return Breach(layer, name, params.get(name), verdict.expected, note, resolved.level)
+    return None
+
+
+def check_profile(resolved: ResolvedSpec) -> None:
+    """Refuse a spec whose own layer 8 (its hyperparameters at this profile) breaks its rules at this level."""
+    spec = resolved.spec
+    params = {"model": spec.workload.model, **spec.hyperparameters}
+    breach = first_breach(resolved, "workload", params, stated_only=True)
+    if breach is None:
+        return
+    message = (
+        f"profile {resolved.profile!r}: {breach.describe()}; "
+        "the spec contradicts its own rule: change the value or the rule"
+    )
+    raise InputError([Problem(_where(resolved, breach.name), message)])
+
+
+def _where(resolved: ResolvedSpec, name: str) -> Location:
+    """Where the spec states a layer-8 value: in the profile's overrides if there, else in the spec."""
+    base: JsonPath = ("workload", "model") if name == "model" else ("hyperparameters", name)
+    if resolved.document is None:
+        return Location(json_path=format_path(base))
+    overridden: JsonPath = ("profiles", resolved.profile, "overrides", *base)
+    return resolved.document.locate(overridden if overridden in resolved.document.positions else base)

@@ -21,7 +21,7 @@ LEVELS: tuple[Level, ...] = ("hardware", "system", "free")
 Cardinality = Literal["exactly_one", "at_most_one", "at_least_one", "any"]
 
 
-class _RuleBase(BaseModel):
+class RuleBase(BaseModel):
     """Fields every rule kind shares."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -44,27 +44,41 @@ class _RuleBase(BaseModel):
     note: str | None = Field(default=None, description="Why the rule exists; shown in findings.")
 
 
-class FixedRule(_RuleBase):
+class FixedRule(RuleBase):
     """The value must equal `value` (numbers within `rel_tol`)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "fixed", "value": "sgd"}]})
+
     kind: Literal["fixed"]
-    value: Scalar
+    value: Scalar = Field(description="The one value allowed; a text, a number or true/false, compared with its type.")
     rel_tol: float = Field(default=0.0, ge=0, description="Relative tolerance for numbers.")
 
 
-class OneOfRule(_RuleBase):
+class OneOfRule(RuleBase):
     """The value must be one of `values`."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"kind": "one_of", "values": ["fp32", "tf32", "bf16", "fp16"], "levels": ["hardware", "system"]}
+            ]
+        }
+    )
+
     kind: Literal["one_of"]
-    values: list[Scalar] = Field(min_length=1)
+    values: list[Scalar] = Field(
+        min_length=1, description="The values allowed (at least one), each compared with its type."
+    )
 
 
-class RangeRule(_RuleBase):
+class RangeRule(RuleBase):
     """A number with `min <= value <= max` (either bound may be left out)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "range", "min": 0, "max": 10}]})
+
     kind: Literal["range"]
-    min: float | None = None
-    max: float | None = None
+    min: float | None = Field(default=None, description="The smallest value allowed; none: no lower bound.")
+    max: float | None = Field(default=None, description="The largest value allowed; none: no upper bound.")
 
     @model_validator(mode="after")
     def _bounds(self) -> RangeRule:
@@ -75,42 +89,58 @@ class RangeRule(_RuleBase):
         return self
 
 
-class MultipleOfRule(_RuleBase):
+class MultipleOfRule(RuleBase):
     """A positive integer multiple of `value` (a batch size multiple of 8, a learning rate multiple of 0.001)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "multiple_of", "value": 0.001}]})
+
     kind: Literal["multiple_of"]
-    value: float = Field(gt=0)
+    value: float = Field(gt=0, description="The step: the value must be 1, 2, 3, ... times it.")
 
 
-class PowerOfTwoMultipleRule(_RuleBase):
+class PowerOfTwoMultipleRule(RuleBase):
     """`base * 2**N` for an integer N in [min_exponent, max_exponent] (MLPerf's weight decay = 1e-4 x 2^N)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "power_of_two_multiple", "base": 0.0001}]})
+
     kind: Literal["power_of_two_multiple"]
-    base: float = Field(gt=0)
-    min_exponent: int | None = None
-    max_exponent: int | None = None
-    rel_tol: float = Field(default=1e-9, ge=0)
+    base: float = Field(gt=0, description="The value at N = 0.")
+    min_exponent: int | None = Field(default=None, description="The smallest N allowed; none: no lower bound.")
+    max_exponent: int | None = Field(default=None, description="The largest N allowed; none: no upper bound.")
+    rel_tol: float = Field(default=1e-9, ge=0, description="Relative tolerance of the match to base x 2^N.")
 
 
-class ScaledWithRule(_RuleBase):
+class ScaledWithRule(RuleBase):
     """`reference * (param / reference_param)**exponent`, e.g. learning rate linear in global batch size."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"kind": "scaled_with", "param": "global_batch_size", "reference": 0.256, "reference_param": 256}
+            ]
+        }
+    )
 
     kind: Literal["scaled_with"]
     param: str = Field(description="The parameter of the same layer this one scales with.")
     reference: float = Field(description="This parameter's value when `param` equals `reference_param`.")
-    reference_param: float = Field(gt=0)
+    reference_param: float = Field(gt=0, description="The value of `param` at which this parameter is `reference`.")
     exponent: float = Field(default=1.0, description="1 for linear scaling, 0.5 for square-root scaling.")
-    rel_tol: float = Field(default=1e-6, ge=0)
+    rel_tol: float = Field(default=1e-6, ge=0, description="Relative tolerance of the match to the scaled value.")
 
 
-class ReportedRule(_RuleBase):
+class ReportedRule(RuleBase):
     """The value must be stated; any value is accepted."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "reported"}]})
 
     kind: Literal["reported"]
 
 
-class FreeRule(_RuleBase):
+class FreeRule(RuleBase):
     """Anything, including absence."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"kind": "free"}]})
 
     kind: Literal["free"]
 

@@ -36,7 +36,8 @@ RUN_OPTIONAL = ("power.csv", "power.json", "error.txt")
 class RunState(Strict):
     """`state.json`; `format_version` may be left out, and fields beyond these are ignored.
 
-    'incomplete' is what a later execute writes over a run killed while 'running'.
+    'incomplete' is what a run stopped by a signal writes; 'running' stays when the process was killed outright.
+    `specbench execute` into the folder replaces either (docs/execute.md, interrupted and killed runs).
     """
 
     model_config = ConfigDict(extra="ignore")

@@ -237,7 +237,12 @@ CODES: dict[str, Code] = _codes(
         "runs differ in checked metadata",
         "runs of one result use the same hyperparameters, settings and devices",
     ),
-    ("SB-RUN-005", "warning", "run incomplete", "the run counts as failed; re-run it if too many failed"),
+    (
+        "SB-RUN-005",
+        "warning",
+        "run incomplete",
+        "the run counts as failed; a run stopped by a signal is replaced when you execute again into the folder",
+    ),
     # result
     (
         "SB-RES-001",

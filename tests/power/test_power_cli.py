@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from click.testing import CliRunner
 
 from specbench.cli import main as cli_main
 from specbench.commands.power import command, render_summary
-from specbench.power import read_trace
+from specbench.power import METERS, Meter, MeterUnavailable, read_trace
 from specbench.power.energy import DeviceEnergy
 from specbench.power.run import MeasuredCommand
 from specbench.power.sampler import Window
@@ -49,8 +51,10 @@ def test_the_exit_code_is_the_command_s_and_the_trace_is_written(tmp_path: Path)
     assert trace.metadata["command"] == [sys.executable, "-c", "raise SystemExit(3)"]
     assert trace.metadata["exit_code"] == 3
     assert trace.metadata["sampling"]["requested_period_s"] == 0.02
-    assert "null      none     not measured" in result.stderr
-    assert f"trace: {out}/power.csv, {out}/power.json; exit code 3" in result.stderr
+    duration, energy, trace_line = result.stderr.splitlines()
+    assert re.fullmatch(r"duration: \d+\.\d{3} s", duration)
+    assert energy == "energy: not measured: measurement switched off (--meters null)"
+    assert trace_line == f"trace: {out}/power.csv, {out}/power.json; exit code 3"
 
 
 def test_options_after_the_command_belong_to_the_command(tmp_path: Path) -> None:
@@ -118,10 +122,71 @@ def test_a_command_killed_by_a_signal_exits_128_plus_the_signal(tmp_path: Path) 
     assert result.exit_code == 128 + signal.SIGKILL
 
 
-def test_a_missing_command_exits_127_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["power", "--meters", "null", "--out", str(tmp_path / "t"), "--", "no-such-command-xyz"]) == 127
-    assert capsys.readouterr().err == ("error: cannot run 'no-such-command-xyz': No such file or directory\n")
-    assert read_trace(tmp_path / "t").metadata["exit_code"] is None
+def test_a_missing_command_exits_127_and_leaves_no_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "power" / "t"
+    assert cli_main(["power", "--meters", "null", "--out", str(out), "--", "no-such-command-xyz"]) == 127
+    assert capsys.readouterr().err == (
+        "error: cannot run 'no-such-command-xyz': no such command on PATH; check its spelling, or give its path\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_default_folder_is_not_made_for_a_missing_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["power", "--meters", "null", "--", "nosuchcmd"]) == 127
+    assert capsys.readouterr().err.startswith("error: cannot run 'nosuchcmd': no such command on PATH")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "message"),
+    [
+        (lambda p: None, 127, "error: cannot run '{p}': no such file; check the path\n"),
+        (lambda p: p.mkdir(), 126, "error: cannot run '{p}': a folder, not a program; name the program inside it\n"),
+        (
+            lambda p: p.write_text("#!/bin/sh\n"),
+            126,
+            "error: cannot run '{p}': not executable; chmod +x {p}, or run it through its interpreter\n",
+        ),
+    ],
+    ids=["missing", "folder", "not-executable"],
+)
+def test_a_path_that_cannot_run_exits_with_env_s_codes(
+    make: Callable[[Path], object], code: int, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = tmp_path / "prog"
+    make(program)
+    out = tmp_path / "t"
+    assert cli_main(["power", "--meters", "null", "--out", str(out), "--", str(program)]) == code
+    assert capsys.readouterr().err == message.format(p=program)
+    assert not out.exists()
+
+
+def test_a_command_the_kernel_refuses_leaves_no_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Executable but no format the kernel runs (no #! line): Popen fails after the window opened; the trace goes."""
+    program = tmp_path / "prog"
+    program.write_bytes(b"\x00\x01 not a program\n")
+    program.chmod(0o755)
+    out = tmp_path / "made" / "t"
+    assert cli_main(["power", "--meters", "null", "--out", str(out), "--", str(program)]) == 126
+    assert capsys.readouterr().err == (
+        f"error: cannot run '{program}': not a program this machine runs (exec format error); "
+        "a script needs its #! line\n"
+    )
+    assert not (tmp_path / "made").exists()
+
+
+def test_an_existing_folder_is_kept_when_the_command_cannot_start(tmp_path: Path) -> None:
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    program = tmp_path / "prog"
+    program.write_bytes(b"\x00\x01\n")
+    program.chmod(0o755)
+    assert cli_main(["power", "--meters", "null", "--out", str(out), "--", str(program)]) == 126
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
 def test_an_unknown_meter_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,6 +221,62 @@ def test_the_summary_table() -> None:
         note: hwmon skipped: no sensors
         trace: out/power.csv, out/power.json; exit code 0"""
     )
+
+
+def _null_window(reason: str) -> Window:
+    null = DeviceEnergy("null", "none", 2.5, None, "not_measured", None, None, None, 26, note=reason)
+    return Window(start_mono_s=1.0, stop_mono_s=3.5, start_wall_s=0.0, stop_wall_s=2.5, devices=(null,))
+
+
+def test_with_no_meter_the_summary_gives_the_duration_and_each_reason_once() -> None:
+    skipped = {"nvml": "no NVIDIA driver", "rapl": "no powercap zones"}
+    reason = "no power meter is available here: nvml: no NVIDIA driver; rapl: no powercap zones"
+    text = render_summary(MeasuredCommand(["train"], 0, _null_window(reason), Path("out")), skipped)
+    assert text == textwrap.dedent(
+        """\
+        duration: 2.500 s
+        energy: not measured: no power meter works here (2 skipped, each with its reason below)
+        note: nvml skipped: no NVIDIA driver
+        note: rapl skipped: no powercap zones
+        trace: out/power.csv, out/power.json; exit code 0"""
+    )
+
+
+def test_a_process_that_does_not_own_the_devices_says_so_once() -> None:
+    window = _null_window("not the power owner: owner=False")
+    text = render_summary(MeasuredCommand(["train"], 4, window, Path("out")), {})
+    assert text.splitlines() == [
+        "duration: 2.500 s",
+        "energy: not measured: not the power owner: owner=False",
+        "trace: out/power.csv, out/power.json; exit code 4",
+    ]
+
+
+def test_no_meter_here_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--meters auto` where no meter works: the duration, "not measured" with why, each meter's reason once."""
+    for name in ("nvml", "amdsmi", "rapl", "hwmon"):
+        monkeypatch.setitem(METERS._items, name, _unavailable(f"no {name} in this test"))
+    out = tmp_path / "t"
+    assert cli_main(["power", "--out", str(out), "--", sys.executable, "-c", "pass"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"duration: \d+\.\d{3} s", lines[0])
+    assert lines[1:] == [
+        "energy: not measured: no power meter works here (4 skipped, each with its reason below)",
+        "note: nvml skipped: no nvml in this test",
+        "note: amdsmi skipped: no amdsmi in this test",
+        "note: rapl skipped: no rapl in this test",
+        "note: hwmon skipped: no hwmon in this test",
+        f"trace: {out}/power.csv, {out}/power.json; exit code 0",
+    ]
+
+
+def _unavailable(reason: str) -> Callable[[object], Meter]:
+    def factory(options: object) -> Meter:
+        raise MeterUnavailable(reason)
+
+    return factory
 
 
 def test_python_m_specbench_power_runs_the_command(tmp_path: Path) -> None:

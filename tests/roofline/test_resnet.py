@@ -4,12 +4,8 @@ import pytest
 import torch
 import torchvision
 
-from specbench.roofline.resnet import (
-    conv_layers,
-    resnet50_layers,
-    training_bytes_per_sample,
-    training_flops_per_sample,
-)
+from specbench.roofline.layers import training_bytes_per_sample, training_flops_per_sample
+from specbench.roofline.resnet import conv_layers, resnet50_layers
 from specbench.spec.builtin import find_spec
 from specbench.spec.loader import apply_profile, load_spec
 

@@ -5,11 +5,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from roofline_fixtures import CPU_SUBMISSION, H200_ROOFLINE, H200_SUBMISSION
+from roofline_fixtures import BUILT_IN, CPU_SUBMISSION, H200_ROOFLINE, H200_SUBMISSION, LLM_SMOKE, make_submission
 
 from specbench.errors import InputError
 from specbench.roofline import Roofline, place, read_roofline
-from specbench.roofline.resnet import resnet50_layers, training_bytes_per_sample
+from specbench.roofline.layers import training_bytes_per_sample
+from specbench.roofline.resnet import resnet50_layers
 
 
 def test_cpu_run_is_placed_under_the_cpu_roof(cpu_roofline: Roofline, local_cpu_submission: Path) -> None:
@@ -62,20 +63,76 @@ def _copy_run(tmp_path: Path, **changes: object) -> Path:
 
 
 def test_runs_that_cannot_be_placed_say_why(cpu_roofline: Roofline, tmp_path: Path) -> None:
-    gpt = _copy_run(tmp_path / "a", spec_id="llm-gpt", profile="smoke")
+    other = _copy_run(tmp_path / "a", spec_id="my-bench")
     failed = _copy_run(tmp_path / "b", status="failed")
     fp8 = _copy_run(tmp_path / "c", settings={"precision": "fp8"})
-    placed = place(cpu_roofline, [gpt, failed, fp8])
+    lamb = _copy_run(tmp_path / "d", hyperparameters={"optimizer": "lamb", "global_batch_size": 32})
+    unrecorded = _copy_run(tmp_path / "e", settings={})
+    placed = place(cpu_roofline, [other, failed, fp8, lamb, unrecorded])
     data = json.loads(failed.read_text())
     assert placed.workloads == []
     reasons = {s.what: s.reason for s in placed.workloads_skipped}
     assert reasons == {
-        str(gpt): "no byte model for workload model 'gpt' (known: resnet50_v1.5)",
+        str(other): "spec 'my-bench' is not built in: its workload model, and so its bytes, are unknown",
         str(
             failed
         ): f"run status 'failed' with {data['samples_processed']} samples in {data['duration_s']} s: nothing to place",
         str(fp8): "precision 'fp8' has no byte width here (known: fp32, tf32, bf16, fp16)",
+        str(lamb): "no byte count for optimizer 'lamb' (known: sgd, lars, adam, adamw)",
+        str(unrecorded): (
+            "no precision recorded: neither result.json (settings, hyperparameters) nor submission.yaml "
+            "(layers.parallelism_precision, hyperparameters) names one"
+        ),
     }
+
+
+def test_the_precision_is_taken_where_the_submission_records_it(cpu_roofline: Roofline, tmp_path: Path) -> None:
+    """result.json's settings, else its hyperparameters (llm-gpt), else submission.yaml's layer or hyperparameters."""
+    resnet = tmp_path / "specbench" / "cpu-2core"
+    shutil.copytree(CPU_SUBMISSION, resnet)
+    result = resnet / "resnet50" / "run_1" / "result.json"
+    data = json.loads(result.read_text())
+    del data["settings"]["precision"]
+    result.write_text(json.dumps(data))
+    llm = tmp_path / "local" / "llm-smoke"
+    shutil.copytree(LLM_SMOKE, llm)
+    llm_data = json.loads((llm / "llm-gpt" / "run_1" / "result.json").read_text())
+    assert "precision" not in llm_data["settings"] and llm_data["hyperparameters"]["precision"] == "fp32"
+    (llm / "llm-gpt" / "run_1" / "result.json").write_text(
+        json.dumps({**llm_data, "hyperparameters": {**llm_data["hyperparameters"], "precision": None}})
+    )
+    placed = place(cpu_roofline, [resnet, llm])
+    assert placed.workloads_skipped == []
+    assert [(p.spec_id, p.precision) for p in placed.workloads] == [("resnet50", "fp32"), ("llm-gpt", "fp32")]
+
+
+def test_every_built_in_workload_s_smoke_run_is_placed(cpu_roofline: Roofline, tmp_path: Path) -> None:
+    """A smoke submission of every built-in spec (the validator tests' generator), the real llm-gpt smoke run
+    and the committed CPU run: every one placed, none skipped."""
+    for spec_id in BUILT_IN:
+        make_submission(tmp_path / "made", spec=spec_id, profile="smoke", org="gen", system=spec_id, devices=1)
+    shutil.copytree(LLM_SMOKE, tmp_path / "real" / "llm-smoke")
+    shutil.copytree(CPU_SUBMISSION, tmp_path / "real" / "cpu-2core")
+    placed = place(cpu_roofline, [tmp_path])
+    assert placed.workloads_skipped == []
+    models = {(p.spec_id, p.model) for p in placed.workloads}
+    assert models == {
+        ("resnet50", "resnet50_v1.5"),
+        ("mlperf-resnet50", "resnet50_v1.5"),
+        ("caraml-resnet50", "resnet50_v1.5"),
+        ("llm-gpt", "gpt"),
+        ("extreme-weather", "deeplabv3plus"),
+    }
+    for point in placed.workloads:
+        assert point.bytes_method == "analytical"
+        assert point.note is None or point.note.startswith("ran on ")  # no FLOPs mismatch with the layer table
+        assert 0 < point.intensity_flop_per_byte < point.intensity_fused_flop_per_byte
+    by_spec = {p.spec_id: p for p in placed.workloads if p.source.startswith(str(tmp_path / "made"))}
+    assert by_spec["extreme-weather"].bytes_model.startswith("analytical, DeepLabv3+ on resnet18 (ASPP 128) at 64x96")
+    assert by_spec["llm-gpt"].bytes_model.startswith("analytical, GPT decoder (hidden 128, 2 layers, sequence 128)")
+    assert by_spec["mlperf-resnet50"].bytes_model.endswith(
+        "weights and lars state per step over batch 32, no fusion (fused: conv/fc operands only)"
+    )
 
 
 def test_unreadable_inputs_are_input_errors(cpu_roofline: Roofline, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -8,6 +9,10 @@ from types import ModuleType
 import pytest
 
 MAKER = Path(__file__).resolve().parent.parent / "validator" / "make_submission.py"
+COMMITTED = Path(__file__).resolve().parents[2] / "submissions"
+"""Every committed submission (submissions/specbench/*: real CPU and H200 runs)."""
+LLM_SMOKE = Path(__file__).resolve().parent / "data"
+"""A real llm-gpt smoke run where no power meter works (data/README.md)."""
 
 
 def _maker() -> ModuleType:
@@ -36,4 +41,15 @@ def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make(root, spec="caraml-resnet50", profile="official", org="acme", system="dark", power=False)
     make(root, spec="resnet50@1.0.0", profile="smoke", org="beta", system="box")
     make(root, spec="resnet50@1.0.0", profile="official", org="beta", system="official")
+    return root
+
+
+@pytest.fixture(scope="session")
+def everything(tmp_path_factory: pytest.TempPathFactory, submissions: Path) -> Path:
+    """The committed submissions, the real llm-gpt smoke run and the generated ones, under one root."""
+    root = tmp_path_factory.mktemp("everything")
+    shutil.copytree(COMMITTED / "specbench", root / "specbench")
+    shutil.copytree(LLM_SMOKE / "local", root / "local")
+    for org in ("acme", "beta"):
+        shutil.copytree(submissions / org, root / org)
     return root

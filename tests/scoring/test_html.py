@@ -1,13 +1,17 @@
-"""The HTML leaderboard in headless Chromium (Debian's package): loads cleanly, sorts, lists everything."""
+"""The HTML leaderboard in headless Chromium (Debian's package): loads cleanly, sorts, lists everything, and
+reads as published: no overlapping text in any plot, tables within the window, every page stamped."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from specbench import __version__
 from specbench.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -47,7 +51,7 @@ def test_leaderboard_page_in_chromium(submissions: Path, tmp_path: Path, capsys:
              "beta--official--resnet50", "beta--box--resnet50"]
         )  # fmt: skip
         table = 'table[data-group^="caraml-resnet50"]'
-        header = page.locator(f"{table} th", has_text="throughput (images/s)")
+        header = page.locator(f"{table} th", has_text="throughput (kimage/s)")
         systems = f"{table} tbody tr td:nth-child(3)"
         header.click()
         ascending = page.eval_on_selector_all(systems, "cells => cells.map(c => c.textContent)")
@@ -59,7 +63,7 @@ def test_leaderboard_page_in_chromium(submissions: Path, tmp_path: Path, capsys:
         header.click()
         descending = page.eval_on_selector_all(systems, "cells => cells.map(c => c.textContent)")
         assert descending[0] == "acme/fast"
-        page.click("text=acme/fast")
+        page.click('a:text-is("acme/fast")')
         assert page.title() == "acme/fast · caraml-resnet50"
         assert page.locator("svg.chart").count() >= 1
         assert page.locator("text=None: compliant.").count() == 1
@@ -67,3 +71,81 @@ def test_leaderboard_page_in_chromium(submissions: Path, tmp_path: Path, capsys:
         assert page.locator("li.error").count() >= 1
         browser.close()
     assert problems == []
+
+
+VIEWPORT = {"width": 1280, "height": 900}
+STAMP = re.compile(rf"generated \d{{4}}-\d\d-\d\d \d\d:\d\d UTC by specbench {re.escape(__version__)}")
+TEXT_BOXES = """svgs => svgs.map(svg => Array.from(svg.querySelectorAll("text")).map(t => {
+  const r = t.getBoundingClientRect();
+  return {text: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
+}))"""
+STATUS_LINES = """spans => spans.map(s => {
+  const range = document.createRange();
+  range.selectNodeContents(s);
+  return {text: s.textContent, lines: new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size};
+})"""
+WIDTHS = """() => ({
+  window: document.documentElement.clientWidth,
+  page: document.documentElement.scrollWidth,
+  tables: Array.from(document.querySelectorAll("table")).map(t => t.getBoundingClientRect().right),
+})"""
+
+
+def _overlapping(boxes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Pairs of texts whose drawn boxes intersect (by more than half a pixel)."""
+    pairs = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if (
+                min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > 0.5
+                and min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > 0.5
+            ):
+                pairs.append((a["text"], b["text"]))
+    return pairs
+
+
+def _check_page(page: Any, shot: Path) -> dict[str, Any]:
+    """What a page must be, as the browser drew it; the screenshot goes to `shot`."""
+    page.screenshot(path=str(shot), full_page=True)
+    body = page.inner_text("body")
+    assert len(STAMP.findall(body)) == 2, f"{shot.name}: time and version at the top and the bottom"
+    for chart in page.eval_on_selector_all("svg.chart", TEXT_BOXES):
+        assert _overlapping(chart) == [], shot.name
+    widths = page.evaluate(WIDTHS)
+    assert widths["page"] <= widths["window"] and max(widths["tables"], default=0) <= widths["window"], shot.name
+    status = page.eval_on_selector_all("td.status .frag", STATUS_LINES)
+    assert all(s["lines"] == 1 for s in status), [s for s in status if s["lines"] != 1]
+    return {"charts": page.locator("svg.chart").count(), "body": body}
+
+
+def test_every_committed_submission_as_published(
+    everything: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every page of a board of every committed submission (and the real smoke runs), at 1280 px in Chromium.
+
+    Screenshots: TMP/screens/*.png.
+    """
+    sync_playwright = _browser()
+    site, screens = tmp_path / "site", tmp_path / "screens"
+    screens.mkdir()
+    assert main(["score", str(everything), "--format", "html", "--out", str(site), "--jobs", "1"]) == 0
+    capsys.readouterr()
+    committed = sorted(p.name for p in (everything / "specbench").iterdir())
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        page = browser.new_page(viewport=VIEWPORT)
+        problems: list[str] = []
+        page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda err: problems.append(str(err)))
+        page.goto((site / "index.html").as_uri())
+        index = _check_page(page, screens / "index.png")
+        entries = page.eval_on_selector_all("tr[data-entry]", "rows => rows.map(r => r.dataset.entry)")
+        assert {e.split("--")[1] for e in entries if e.startswith("specbench--")} == set(committed)
+        assert index["charts"] >= 4  # a plot per table where an entry measured its energy
+        assert "Not plotted (no energy measured): acme/dark" in index["body"]
+        for name in sorted(entries):
+            page.goto((site / "pages" / f"{name}.html").as_uri())
+            _check_page(page, screens / f"{name}.png")
+        browser.close()
+    assert problems == []
+    assert len(list(screens.glob("*.png"))) == len(entries) + 1
