@@ -57,6 +57,7 @@ def _read_terminal(fd: int, until: str, timeout_s: float) -> str:
     return text
 
 
+@pytest.mark.needs("torch")  # the run it starts loads torch
 def test_a_terminal_hears_what_runs_before_pydantic_or_torch_load(tmp_path: Path) -> None:
     """With -X importtime every import is reported as it completes, on the same terminal: the first line comes
     before any pydantic or torch module has loaded, and 'loading torch...' before torch."""
