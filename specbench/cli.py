@@ -20,6 +20,7 @@ COMMAND_MODULES = {
     "validate": "validate",
     "sign": "sign",
     "score": "score",
+    "reproduce": "reproduce",
     "roofline": "roofline",
     "import": "import_",
     "export": "export",

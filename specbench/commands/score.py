@@ -35,6 +35,21 @@ reasons and never ranked); 2 no submission found or unusable input.""",
     default=None,
     help="OpenSSH allowed_signers file: only submissions whose manifest.json a listed key signed are ranked.",
 )
+@click.option(
+    "--devices",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A device facts table used instead of specbench/physics/devices.yaml (same format, each row with its "
+    "sources; docs/devices.md).",
+)
+@click.option(
+    "--reproductions",
+    "-r",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of `specbench reproduce` re-runs: each entry shows reproduced or contradicted; a contradicted one "
+    "is never ranked, an unconfirmed one only once reproduced (docs/reproduce.md).",
+)
 def command(
     paths: tuple[Path, ...],
     fmt: str,
@@ -42,6 +57,8 @@ def command(
     spec: str | None,
     jobs: int | None,
     allowed_signers: Path | None,
+    devices: Path | None,
+    reproductions: Path | None,
 ) -> None:
     """Validate and score PATHS (submission folders, or folders holding them, e.g. submissions/).
 
@@ -65,7 +82,17 @@ def command(
             f"no submission folder (with system.yaml or submission.yaml) under {', '.join(map(str, paths))}"
         )
     signers = None if allowed_signers is None else load_allowed_signers(allowed_signers)
-    board = build(validate_many(folders, spec, jobs=jobs or available_cpus(), signers=signers), roots=paths)
+    reports = validate_many(folders, spec, jobs=jobs or available_cpus(), signers=signers, devices=devices)
+    reruns = []
+    if reproductions is not None:
+        from specbench.scoring.reproductions import notices, reproduction_folders, reruns_of
+
+        found = reproduction_folders(reproductions)
+        reruns = reruns_of(validate_many(found, jobs=jobs or available_cpus(), signers=signers, devices=devices))
+    board = build(reports, roots=paths, reruns=reruns)
+    if reproductions is not None:
+        for line in notices(reproductions, reruns, board):
+            click.echo(f"reproductions: {line}", err=True)
     if fmt == "html":
         from specbench.scoring.html import write_site
 

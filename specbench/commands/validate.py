@@ -54,6 +54,13 @@ def expand(paths: tuple[str, ...]) -> list[str]:
     help="OpenSSH allowed_signers file (as git's gpg.ssh.allowedSignersFile): each submission's manifest.json "
     "must carry a valid signature (manifest.json.sig, `specbench sign`) by a key it lists.",
 )
+@click.option(
+    "--devices",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A device facts table used instead of specbench/physics/devices.yaml (same format, each row with its "
+    "sources; docs/devices.md): a device it lists is bounded and may be ranked.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -63,6 +70,7 @@ def command(
     werror: bool,
     jobs: int | None,
     allowed_signers: str | None,
+    devices: Path | None,
 ) -> None:
     """Check every rule of each submission under PATH: files, hashes, the spec's rules, logs, power traces, runs.
 
@@ -72,7 +80,9 @@ def command(
     --allowed-signers; without it a signature is reported as not verified (a warning).
     """
     signers = None if allowed_signers is None else load_allowed_signers(allowed_signers)
-    reports: list[Report] = validate_many(expand(paths), spec, jobs=jobs or available_cpus(), signers=signers)
+    reports: list[Report] = validate_many(
+        expand(paths), spec, jobs=jobs or available_cpus(), signers=signers, devices=devices
+    )
     output = render_json(reports, werror) if fmt == "json" else render_text(reports, werror)
     sys.stdout.write(output)
     ctx.exit(exit_code(reports, werror))

@@ -1,9 +1,18 @@
-"""Physical bounds on results: datasheet facts of accelerators (peak rates, bandwidth, power)."""
+"""Physical bounds on results: datasheet facts of accelerators (peak rates, bandwidth, power), best-known rates."""
 
 from __future__ import annotations
 
+from specbench.physics.best_known import (
+    BEST_KNOWN_FILE,
+    BestKnownRate,
+    BestKnownTable,
+    best_known,
+    load_best_known,
+    markdown_rates,
+)
 from specbench.physics.devices import (
     DEVICES_FILE,
+    ENERGY_MARGIN,
     PRECISIONS,
     DeviceFacts,
     DeviceTable,
@@ -19,14 +28,21 @@ from specbench.physics.devices import (
 )
 
 __all__ = [
+    "BEST_KNOWN_FILE",
     "DEVICES_FILE",
+    "ENERGY_MARGIN",
     "PRECISIONS",
+    "BestKnownRate",
+    "BestKnownTable",
     "DeviceFacts",
     "DeviceTable",
     "Precision",
     "Source",
+    "best_known",
+    "load_best_known",
     "load_devices",
     "lookup",
+    "markdown_rates",
     "markdown_sources",
     "markdown_table",
     "normalise_name",

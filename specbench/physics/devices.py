@@ -1,4 +1,4 @@
-"""Device facts: datasheet peak rates, bandwidth, power limit and idle floor of known accelerators.
+"""Device facts: datasheet peak rates, bandwidth, power limit, idle floor and least energy per FLOP.
 
 The table lives in devices.yaml next to this module. Rows are found by the model name that
 system.yaml records (NVML's device name, amdsmi's market name, hl-smi's product name); an
@@ -42,6 +42,20 @@ PRECISION_NAMES: dict[str, Precision] = {
 FALLBACK: dict[Precision, Precision] = {"tf32": "fp32"}
 """A precision a part lacks that frameworks run in a wider one: TF32 math is FP32 without TF32 units."""
 
+FLOATING: tuple[Precision, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8")
+"""The columns that count floating-point operations (int8 counts integer operations)."""
+
+ENERGY_MARGIN = 0.5
+"""Least energy per FLOP = this x power_limit_w / the fastest dense floating-point peak (docs/devices.md).
+
+limit / peak is the energy per FLOP of a part running its fastest unit flat out at its board limit;
+the most efficient published run (Green500, June 2024: JEDI, GH200, 72.7 GFLOPS/W on FP64 HPL,
+13.8 pJ/FLOP for the whole system) is within 10 % of its part's limit / peak (1000 W / 67 TFLOP/s =
+14.9 pJ/FLOP), so half of limit / peak leaves a factor of two for lower clocks and better kernels.
+"""
+
+IdleBasis = Literal["measured", "published", "rule"]
+
 
 class Source(Strict):
     """Where a row's figures come from: the document, and what it gives."""
@@ -79,7 +93,14 @@ class DeviceFacts(Strict):
     peak_tflops: PeakTflops
     memory_bandwidth_gb_s: PositiveFloat
     power_limit_w: PositiveFloat = Field(description="Maximum TDP/TBP of the part (per package).")
-    idle_floor_w: PositiveFloat = Field(description="Lowest plausible mean power while training (per package).")
+    idle_floor_w: PositiveFloat = Field(
+        description="Lowest power the part plausibly reads, idle or training (per package): 0.8 x the lowest "
+        "idle reading measured or published, else a rule on power_limit_w (docs/devices.md)."
+    )
+    idle_floor_basis: IdleBasis = Field("rule", description="Whether idle_floor_w is measured, a reading or a rule.")
+    idle_floor_from: str | None = Field(
+        None, min_length=1, description="The reading or rule idle_floor_w comes from, and where (every shipped row)."
+    )
     logical_devices: PositiveInt = Field(1, description="Devices the driver lists per package (MI250X: 2 GCDs).")
     power_limit_varies_by_board: bool = Field(False, description="Partner boards ship with higher power limits.")
     notes: str | None = None
@@ -96,6 +117,15 @@ class DeviceFacts(Strict):
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:
         return self.memory_bandwidth_gb_s * GIGA
+
+    @property
+    def least_energy_j_per_flop(self) -> float | None:
+        """ENERGY_MARGIN x power_limit_w / the fastest dense floating-point peak; None without a float column.
+
+        Per package and per listed device alike (both the power and the peak are per package).
+        """
+        fastest = max((getattr(self.peak_tflops, p) or 0.0 for p in FLOATING), default=0.0)
+        return ENERGY_MARGIN * self.power_limit_w / (fastest * TERA) if fastest > 0 else None
 
     def peak_flops_per_s(self) -> dict[Precision, float]:
         """Dense peak FLOP/s per package of every precision the datasheet lists."""
@@ -194,15 +224,18 @@ def markdown_table(table: DeviceTable) -> str:
         return "–" if value is None else f"{value:g}"
 
     lines = [
-        "| part | reported as | " + " | ".join(PRECISIONS) + " | GB/s | limit W | floor W |",
-        "| --- | --- | " + " | ".join("---:" for _ in PRECISIONS) + " | ---: | ---: | ---: |",
+        "| part | reported as | "
+        + " | ".join(PRECISIONS)
+        + " | GB/s | limit W | floor W | floor from | least pJ/FLOP |",
+        "| --- | --- | " + " | ".join("---:" for _ in PRECISIONS) + " | ---: | ---: | ---: | --- | ---: |",
     ]
     for row in table.devices:
         names = "<br>".join(f"`{alias}`" for alias in row.aliases)
         rates = " | ".join(cell(getattr(row.peak_tflops, p)) for p in PRECISIONS)
+        least = row.least_energy_j_per_flop
         lines.append(
             f"| {row.name} | {names} | {rates} | {row.memory_bandwidth_gb_s:g} | {row.power_limit_w:g} "
-            f"| {row.idle_floor_w:g} |"
+            f"| {row.idle_floor_w:g} | {row.idle_floor_basis} | {cell(None if least is None else round(least * TERA, 3))} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -212,6 +245,8 @@ def markdown_sources(table: DeviceTable) -> str:
     lines: list[str] = []
     for row in table.devices:
         lines.append(f"- **{row.name}**")
+        if row.idle_floor_from:
+            lines.append(f"  - idle floor {row.idle_floor_w:g} W ({row.idle_floor_basis}): {row.idle_floor_from}.")
         for source in row.sources:
             where = f" Read at: {source.read_at}." if source.read_at else ""
             lines.append(f"  - [{source.title}]({source.url}): {source.gives}.{where}")

@@ -16,9 +16,11 @@ from typing import Any
 
 from specbench.accounting.accounts import Accounts
 from specbench.accounting.quality import spec_outcome
+from specbench.files import sha256_file
 from specbench.formats.mllog import parse_log
 from specbench.scoring.aggregate import Aggregate, aggregate
 from specbench.scoring.metrics import RunScore
+from specbench.scoring.reproduction import Claim, ReproductionStatus, Rerun, Side, judge, rank_block
 from specbench.scoring.status import brief_noncompliant, brief_profile, entry_power_reasons, run_power_reason
 from specbench.spec.models import Spec
 from specbench.validator.model import BenchmarkData, Report, RunData
@@ -77,6 +79,8 @@ class Entry:
     """Why the completed runs measured no energy, in a few words ('not measured: no meter (NVML: no GPU)')."""
     power_reasons: list[str] = field(default_factory=list)
     """The same reasons in full, as the runs give them."""
+    reproduction: ReproductionStatus | None = None
+    """What the re-runs of `score --reproductions` say of it (scoring/reproduction.py); None where none names it."""
 
     @property
     def slug(self) -> str:
@@ -105,6 +109,7 @@ class Entry:
             "unranked": self.unranked,
             "notes": self.notes,
             "status": self.status_lines(),
+            "reproduction": self.reproduction.to_dict() if self.reproduction is not None else None,
             "power_measured": self.power_measured,
             "power_reasons": self.power_reasons,
             "aggregate": {
@@ -131,7 +136,16 @@ class Entry:
             lines = ["ranked" if self.rank_per_w is not None else "ranked, not per watt"]
         if not self.power_measured:
             lines.extend(self.power_brief or ["not measured"])
+        if self.reproduction is not None:
+            lines.append(self.reproduction.line())
         return lines
+
+    def side(self) -> Side | None:
+        """Its numbers as a reproduction compares them (scoring/reproduction.py); None without a spec."""
+        spec = self.bench.spec.spec if self.bench is not None and self.bench.spec is not None else None
+        if spec is None:
+            return None
+        return Side(spec.kind, self.aggregate.values, self.runs, spec.measurement.runs.max_failed, spec.quality)
 
     def run_power_reason(self, run: str) -> str | None:
         """Why the run `run` has no energy, in full (None when it has one)."""
@@ -284,8 +298,9 @@ def shown_folder(path: str, roots: Sequence[str | Path]) -> str:
     return path
 
 
-def build(reports: Sequence[Report], roots: Sequence[str | Path] = ()) -> Leaderboard:
-    """Score every benchmark of every report and rank within each group; `roots` are the folders scored."""
+def build(reports: Sequence[Report], roots: Sequence[str | Path] = (), reruns: Sequence[Rerun] = ()) -> Leaderboard:
+    """Score every benchmark of every report and rank within each group; `roots` are the folders scored,
+    `reruns` the reproductions that may reproduce or contradict them (`score --reproductions`)."""
     groups: dict[GroupKey, list[Entry]] = {}
     unusable = []
     for report in reports:
@@ -306,6 +321,7 @@ def build(reports: Sequence[Report], roots: Sequence[str | Path] = ()) -> Leader
                 unusable.append({"path": path, "folder": shown_folder(path, roots), "findings": findings})
                 continue
             entry.folder = shown_folder(entry.path, roots)
+            _settle_reproduction(entry, reruns)
             groups.setdefault(entry.key, []).append(entry)
     ordered = []
     for key in sorted(groups, key=lambda k: (k.spec_id, k.spec_version, k.variant, k.level, k.profile, k.scope)):
@@ -315,15 +331,47 @@ def build(reports: Sequence[Report], roots: Sequence[str | Path] = ()) -> Leader
     return Leaderboard(ordered, unusable)
 
 
+def _settle_reproduction(entry: Entry, reruns: Sequence[Rerun]) -> None:
+    """The entry's reproduction status, and the rank it bars: contradicted, or unconfirmed and not reproduced."""
+    side = entry.side()
+    meta = entry.bench.meta if entry.bench is not None else None
+    if reruns and side is not None and meta is not None:
+        manifest = Path(entry.path) / "manifest.json"
+        digest = sha256_file(manifest) if manifest.is_file() else None
+        hardware = entry.report.system.layers.get("hardware", {}) if entry.report and entry.report.system else {}
+        claim = Claim(digest, entry.benchmark, meta, side, hardware)
+        entry.reproduction = judge(claim, reruns)
+    block = rank_block(entry.reproduction, {str(f["code"]) for f in entry.findings})
+    if block is not None:
+        entry.unranked.append(block[0])
+        entry.unranked_brief.append(block[1])
+
+
 def _rank(group: Group) -> None:
+    """Competition ranks by the primary metric and per watt: equal values share a rank (1, 1, 3), and rows
+    that tie are ordered by name (`_names`), never by the order the reports came in."""
     primary = group.primary
     rankable = [e for e in group.entries if not e.unranked and e.value(primary) is not None]
-    for index, entry in enumerate(sorted(rankable, key=lambda e: -(e.value(primary) or 0.0)), start=1):
-        entry.rank = index
+    for entry, rank in _competition(rankable, primary):
+        entry.rank = rank
     per_w = [e for e in rankable if e.power_measured and e.value("valid_flops_per_w") is not None]
-    for index, entry in enumerate(sorted(per_w, key=lambda e: -(e.value("valid_flops_per_w") or 0.0)), start=1):
-        entry.rank_per_w = index
+    for entry, rank in _competition(per_w, "valid_flops_per_w"):
+        entry.rank_per_w = rank
     for entry in group.entries:
         if entry in rankable and entry not in per_w:
             entry.notes.append("power not measured: not ranked per watt")
-    group.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, -(e.value(primary) or -math.inf)))
+    group.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, -(e.value(primary) or -math.inf), *_names(e)))
+
+
+def _names(entry: Entry) -> tuple[str, str, str, str]:
+    """The order of rows with equal values: submitter, system, benchmark, then the folder shown."""
+    return (entry.submitter, entry.system, entry.benchmark, entry.folder)
+
+
+def _competition(entries: list[Entry], metric: str) -> list[tuple[Entry, int]]:
+    """Each entry with its rank by `metric`, highest first: 1 + the number of entries with a higher value."""
+    ranked: list[tuple[Entry, int]] = []
+    for position, entry in enumerate(sorted(entries, key=lambda e: (-(e.value(metric) or 0.0), *_names(e))), start=1):
+        tied = bool(ranked) and ranked[-1][0].value(metric) == entry.value(metric)
+        ranked.append((entry, ranked[-1][1] if tied else position))
+    return ranked

@@ -130,11 +130,14 @@ def _row(
 
 
 def _notes(table: IndexTable) -> list[str]:
-    """What the terminal table leaves out: why an entry is not ranked, or its power not measured."""
+    """What the terminal table leaves out: why an entry is not ranked, its power not measured, what its re-runs say
+    (a contradiction is among the reasons it is not ranked)."""
     notes = []
     for entry in table.entries:
         reasons = [] if entry.rank is not None else list(entry.unranked)
         reasons += [] if entry.power_measured else entry.power_brief
+        settled = entry.reproduction
+        reasons += [settled.line()] if settled is not None and settled.status != "contradicted" else []
         if reasons:
             text = f"{entry.submitter}/{entry.system}: " + "; ".join(reasons)
             notes.append(textwrap.fill(text, TERMINAL_WIDTH, subsequent_indent="    "))

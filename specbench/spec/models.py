@@ -46,6 +46,13 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+class StrictTyped(Strict):
+    """Base of the files a run writes and the validator reads (system.yaml, submission.yaml, result.json): no
+    value is coerced, so `1.0` or `"1"` where a count goes, or `0` where a flag goes, is a schema error."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+
+
 def at(path: str, message: str) -> ValueError:
     """A validation error located at `path` (dotted, relative to the model) rather than at the model."""
     return ValueError(f"@{path} {message}")

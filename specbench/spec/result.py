@@ -6,14 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from specbench.spec.models import Strict
+from specbench.spec.models import StrictTyped
 from specbench.spec.rules import Level, Scalar
 
 RESULT_FORMAT_VERSION = 1
 RunStatus = Literal["success", "failed", "incomplete"]
 
 
-class QualityPoint(Strict):
+class QualityPoint(StrictTyped):
     """One evaluation: when, and the value of the quality metric."""
 
     epoch: float
@@ -23,7 +23,7 @@ class QualityPoint(Strict):
     t_s: float = Field(description="Seconds since run_start.")
 
 
-class QualityResult(Strict):
+class QualityResult(StrictTyped):
     metric: str
     target: float
     direction: Literal["higher", "lower"]
@@ -33,14 +33,14 @@ class QualityResult(Strict):
     curve: list[QualityPoint] = Field(default_factory=list)
 
 
-class ThroughputResult(Strict):
+class ThroughputResult(StrictTyped):
     warmup_steps: int
     timed_steps: int
     samples_per_s: float
     step_time_s_median: float | None = None
 
 
-class PowerResult(Strict):
+class PowerResult(StrictTyped):
     """Energy over the timed window (run_start to run_stop), or why it was not measured."""
 
     measured: bool
@@ -54,7 +54,7 @@ class PowerResult(Strict):
     trace_files: list[str] = Field(default_factory=list)
 
 
-class RunResult(Strict):
+class RunResult(StrictTyped):
     """One run of one benchmark."""
 
     format_version: Literal[1]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from specbench.spec.models import LayerName, Strict
+from specbench.spec.models import LayerName, StrictTyped
 from specbench.spec.rules import Level, Scalar
 
 SYSTEM_FORMAT_VERSION = 1
@@ -15,7 +15,7 @@ SUBMISSION_FORMAT_VERSION = 1
 ParamValue = Scalar | list[Scalar] | None
 
 
-class SystemDescription(Strict):
+class SystemDescription(StrictTyped):
     """The nine layers as captured on the machine, plus facts the submitter declares."""
 
     format_version: Literal[1] = Field(description="Version of the system description format.")
@@ -36,7 +36,7 @@ class SystemDescription(Strict):
     )
 
 
-class SubmissionMeta(Strict):
+class SubmissionMeta(StrictTyped):
     """`submission.yaml`: which spec, level and profile a benchmark folder answers, and its declared layer 8."""
 
     format_version: Literal[1] = Field(description="Version of the submission metadata format.")

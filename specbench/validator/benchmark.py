@@ -12,20 +12,26 @@ from specbench.spec.models import Strict
 from specbench.spec.resolve import ResolvedSpec, resolve_once
 from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
 from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, SystemDescription
+from specbench.validator.bounds import check_bounds
 from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json, load_yaml, to_model
 from specbench.validator.equivalence import Inputs, check_layers, check_level_and_profile, check_problem, meta_layers
 from specbench.validator.evidence import SystemDevices, check_evidence, result_devices_problem
+from specbench.validator.fixedlayers import check_reference
+from specbench.validator.identity import check_meta as check_meta_identity
+from specbench.validator.identity import check_trace as check_trace_identity
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mlperf import dialect_for
 from specbench.validator.model import BenchmarkData, RunData
-from specbench.validator.physics import DevicePhysics
+from specbench.validator.physics import DevicePhysics, check_trace_devices, is_ranked
 from specbench.validator.physics import check_run as check_physics
 from specbench.validator.powercheck import PowerTask, power_task
+from specbench.validator.precision import check_precision
 from specbench.validator.results import check_result
 from specbench.validator.runs import check_runs
 from specbench.validator.values import same
+from specbench.validator.variant import check_variant
 
 RUN_FOLDER = re.compile(r"^run_([1-9][0-9]{0,5})$")
 RUN_REQUIRED = ("log.txt", "result.json", "state.json")
@@ -40,7 +46,7 @@ class RunState(Strict):
     `specbench execute` into the folder replaces either (docs/execute.md, interrupted and killed runs).
     """
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
     format_version: Literal[1] | None = None
     status: Literal["running", "done", "incomplete"]
     pid: int | None = Field(default=None)
@@ -73,6 +79,7 @@ def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) ->
     if meta is not None and meta_file is not None:
         bench.meta = meta
         check_names(ctx, name, meta, meta_file, system)
+        check_meta_identity(ctx.findings, meta, meta_file)
         loaded = check_spec_identity(ctx, meta, meta_file)
         if loaded is not None and check_level_and_profile(ctx.findings, meta, meta_file, loaded.spec):
             bench.spec = resolve_once(loaded, meta.profile, meta.level)
@@ -102,22 +109,30 @@ def finish_benchmark(
     ctx: Context, bench: BenchmarkData, system: SystemDescription | None, system_file: Loaded | None
 ) -> None:
     """Last phase, once every run's power is known: the evidence's numbers, result.json, the rules across runs."""
-    physics = DevicePhysics.of(system)
+    physics = DevicePhysics.of(system, ctx.devices)
+    ranked = is_ranked(bench)
     check_evidence(ctx.findings, bench, system, system_file, physics.peak(bench.meta))
     devices = SystemDevices.of(system)
     for run in bench.runs:
         check_physics(ctx.findings, run, bench, physics, devices)
+        check_trace_identity(ctx.findings, run)
+        check_trace_devices(ctx.findings, run, physics, ranked)
         result_file = ctx.loaded.get(f"{run.folder}/result.json")
         if run.result is not None and result_file is not None:
             problem = result_devices_problem(devices, run.result.devices) if system is not None else None
             check_result(ctx.findings, run, run.result, result_file, bench.meta, bench.spec, problem)
     check_runs(ctx.findings, bench.name, bench.runs, bench.spec)
     check_seeds(ctx.findings, bench.runs)
+    check_bounds(ctx, bench, physics, devices)
     meta_file = ctx.loaded.get(f"{bench.name}/submission.yaml")
+    if meta_file is not None:
+        check_precision(ctx.findings, bench, meta_file, ctx.loaded, ranked=ranked, imported=ctx.imported is not None)
     if bench.meta is not None and meta_file is not None and bench.spec is not None:
         inputs = _inputs(ctx, bench, meta_file, system, system_file)
         check_layers(ctx.findings, inputs, bench.spec)
+        check_reference(ctx.findings, inputs, bench.spec)
         check_problem(ctx.findings, inputs, bench.spec)
+        check_variant(ctx.findings, bench.meta, meta_file, bench.spec, bench.runs)
 
 
 def _inputs(

@@ -312,7 +312,108 @@ CODES: dict[str, Code] = _codes(
         "SB-PHY-003",
         "warning",
         "device not in the facts table",
-        "rates and power are not bounded by physics and MFU is not computed; add the device to docs/devices.md's table",
+        "on an unranked profile rates and power are not bounded and MFU is not computed; add the device, with its "
+        "sources, to specbench/physics/devices.yaml (docs/devices.md)",
+    ),
+    (
+        "SB-PHY-004",
+        "error",
+        "device not in the facts table on a ranked profile",
+        "add a row for the device, with its sources, to specbench/physics/devices.yaml (a pull request), or a "
+        "maintainer passes --devices FILE, a table of their own in the same format (docs/devices.md)",
+    ),
+    (
+        "SB-PHY-005",
+        "error",
+        "trace device not in the facts table",
+        "each accelerator power.json lists must be a model of the device table, as system.yaml's must (docs/devices.md)",
+    ),
+    (
+        "SB-PHY-006",
+        "error",
+        "precision missing or unknown on a ranked profile",
+        "declare the precision the runs trained in (layers.parallelism_precision.precision or "
+        "hyperparameters.precision) with a name of docs/devices.md, as `specbench execute` writes it",
+    ),
+    (
+        "SB-PHY-007",
+        "warning",
+        "precision missing or unknown",
+        "declare the precision with a name of docs/devices.md; the rate is bounded by the device's highest rate",
+    ),
+    (
+        "SB-PHY-008",
+        "error",
+        "precision records disagree",
+        "submission.yaml, each result.json (settings.precision) and each log record the one precision the runs "
+        "trained in; re-run rather than edit one of them",
+    ),
+    # bounds: energy floor, idle from the trace, best-known rates (docs/devices.md)
+    (
+        "SB-BND-001",
+        "error",
+        "energy below the floor of the work done",
+        "a device spends at least its least energy per FLOP on each FLOP and its idle floor on each second; "
+        "submit the trace the meter recorded (docs/devices.md)",
+    ),
+    (
+        "SB-BND-002",
+        "error",
+        "training power below the device's own idle",
+        "a training device draws at least what it drew idle before run_start; submit the trace the meter recorded",
+    ),
+    (
+        "SB-BND-003",
+        "error",
+        "idle power below the device's idle floor",
+        "no such device reads that little before run_start (docs/devices.md); submit the trace the meter recorded, "
+        "or add the measurement that shows the part idles lower to specbench/physics/devices.yaml",
+    ),
+    (
+        "SB-BND-004",
+        "warning",
+        "no trace readings before run_start",
+        "start the power sampler before the run (`specbench execute` does) so the trace shows each device's idle",
+    ),
+    (
+        "SB-BND-005",
+        "warning",
+        "rate beyond the best-known result",
+        "unconfirmed, not ranked until `specbench reproduce` confirms it; a confirmed result becomes the new "
+        "best-known row of specbench/physics/best_known.yaml",
+    ),
+    (
+        "SB-BND-006",
+        "warning",
+        "no best-known result for this workload and device",
+        "unconfirmed, not ranked until `specbench reproduce` confirms it; add a best-known row with its source to "
+        "specbench/physics/best_known.yaml",
+    ),
+    # identity: names the scorer groups and compares by are plain text
+    (
+        "SB-IDN-001",
+        "error",
+        "control or invisible character in a name",
+        "write the name without control, zero-width, bidirectional or private-use characters",
+    ),
+    (
+        "SB-IDN-002",
+        "error",
+        "stray whitespace in a name",
+        "write the name without leading or trailing whitespace, with single U+0020 spaces between words",
+    ),
+    (
+        "SB-IDN-003",
+        "error",
+        "name changes under Unicode normalisation",
+        "write the name in its NFKC form (plain letters and digits, no fullwidth forms, ligatures or separate accents)",
+    ),
+    (
+        "SB-IDN-004",
+        "error",
+        "look-alike letters of another script in a name",
+        "write the name in one script: Latin, Greek and Cyrillic letters look alike, so they are not mixed, and a "
+        "Greek or Cyrillic letter does not stand with ASCII digits",
     ),
     # provenance: where the evidence comes from
     (
@@ -338,6 +439,60 @@ CODES: dict[str, Code] = _codes(
         "error",
         "trace clock runs faster than its sampler",
         "a fixed-period sampler's readings come at most once per requested period; a compressed trace does not",
+    ),
+    # consistency across fields and files
+    (
+        "SB-CNS-001",
+        "error",
+        "model variant disagrees with the hyperparameters",
+        "declare as `variant` the spec variant that hyperparameters.model names, with that variant's shape; a spec "
+        "without variants takes no variant",
+    ),
+    (
+        "SB-CNS-002",
+        "error",
+        "fixed layer differs from the spec's reference",
+        "at this level the layer follows the spec's reference (`specbench show SPEC`): use its values, or submit at a "
+        "level where the layer may vary",
+    ),
+    (
+        "SB-CNS-003",
+        "error",
+        "run from another host or device",
+        "submit the runs of one benchmark from the devices and host system.yaml and run_1 name; run again what ran "
+        "elsewhere",
+    ),
+    (
+        "SB-CNS-004",
+        "error",
+        "declared number outside its bound",
+        "restore the value the sampler or `specbench execute` recorded; a period, power limit or idle power outside "
+        "the device's range is not a measurement",
+    ),
+    # duplicates across submissions (validator.across: the submissions of one validate or score call)
+    (
+        "SB-DUP-001",
+        "error",
+        "log of another submission",
+        "submit each run once, under the system that ran it; a renamed or re-signed copy is refused on both",
+    ),
+    (
+        "SB-DUP-002",
+        "error",
+        "power series of another submission",
+        "each run records its own power readings; readings copied from another submission are refused on both",
+    ),
+    (
+        "SB-DUP-003",
+        "error",
+        "device measured by two submissions at once",
+        "a GPU (by UUID) runs one benchmark at a time: two submissions measuring it over the same time are refused",
+    ),
+    (
+        "SB-DUP-004",
+        "error",
+        "run start of another submission",
+        "each run starts at its own instant; two submissions with a run_start at the same time_ms are refused",
     ),
     # numbers
     (

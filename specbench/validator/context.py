@@ -81,3 +81,5 @@ class Context:
     loaded: dict[str, Loaded] = field(default_factory=dict)
     imported: ImportRecord | None = None
     """import.json of a submission imported from MLPerf results (`specbench import mlperf`), else None."""
+    devices: Path | None = None
+    """The device facts table given with --devices (same format as specbench/physics/devices.yaml); None: that one."""

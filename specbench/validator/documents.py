@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from specbench.errors import InputError
+from specbench.errors import InputError, Problem
 from specbench.formats.strictjson import JsonValueError, NumberError, parse_json_text
 from specbench.spec.loader import validate_model
 from specbench.spec.numbers import first_bad_number
@@ -179,11 +179,22 @@ def to_model(model: type[M], loaded: Loaded, findings: Findings) -> M | None:
     """Validate plain data against a model; each pydantic error becomes one located finding."""
     try:
         return model.model_validate(loaded.data)
-    except ValidationError:
-        pass
+    except ValidationError as err:
+        errors = err.errors()
     located = Document(loaded.data, loaded.file, loaded.document().positions)
     try:
         return validate_model(model, located)  # type: ignore[no-any-return]
     except InputError as err:
-        findings.problems("SB-STR-007", err.problems)
+        problems = err.problems
+        if len(problems) == len(errors):
+            problems = [_with_found(p, e.get("input")) for p, e in zip(problems, errors, strict=True)]
+        findings.problems("SB-STR-007", problems)
     return None
+
+
+def _with_found(problem: Problem, value: Any) -> Problem:
+    """A schema problem that names what was found: pydantic leaves out a list or mapping it refused."""
+    if "found" in problem.message or not isinstance(value, (dict, list)):
+        return problem
+    found = f"a mapping of {len(value)} key(s)" if isinstance(value, dict) else f"a list of {len(value)} item(s)"
+    return Problem(problem.location, f"{problem.message}, found {found}", problem.code)

@@ -99,7 +99,7 @@ def check_layers(findings: Findings, inputs: Inputs, spec: ResolvedSpec) -> None
             stated = source is not None and source.value is not None and source.value != ""
             if not stated:
                 if rule.cardinality in MUST_BE_STATED:  # type: ignore[attr-defined]
-                    where = _layer_home(inputs, layer)
+                    where = layer_home(inputs, layer)
                     findings.add(
                         "SB-EQV-002",
                         message=f"expected layer {layer} parameter {name!r} to be stated "
@@ -119,7 +119,8 @@ def check_layers(findings: Findings, inputs: Inputs, spec: ResolvedSpec) -> None
                 )
 
 
-def _layer_home(inputs: Inputs, layer: str) -> dict[str, Any]:
+def layer_home(inputs: Inputs, layer: str) -> dict[str, Any]:
+    """Where a parameter of `layer` that is not stated belongs: the layer in system.yaml, else the hyperparameters."""
     if layer == "workload" or inputs.system_file is None:
         return {"file": inputs.meta_file.file, **inputs.meta_file.locate("hyperparameters")}
     return {"file": inputs.system_file.file, **inputs.system_file.locate("layers", layer)}

@@ -15,6 +15,7 @@ from typing import Any
 from specbench.accounting.accounts import Evidence, Problem, account
 from specbench.formats.mllog import ParsedLog
 from specbench.spec.system import SystemDescription
+from specbench.validator.declared import Breach, system_breaches
 from specbench.validator.documents import Loaded
 from specbench.validator.findings import Findings
 from specbench.validator.model import BenchmarkData, RunData
@@ -35,12 +36,14 @@ UNIT_RANGES: dict[str, tuple[float, float | None]] = {
 
 @dataclass
 class SystemDevices:
-    """What system.yaml says trained: accelerators (0 on a CPU run), processes, nodes."""
+    """What system.yaml says trained: accelerators (0 on a CPU run), processes, nodes; and its values that
+    break their type or bound (`declared.system_breaches`), reported once per submission."""
 
     accelerators: int | None
     world_size: int | None
     nodes: int
     model: str | None = None
+    breaches: tuple[Breach, ...] = ()
 
     @classmethod
     def of(cls, system: SystemDescription | None) -> SystemDevices:
@@ -55,6 +58,7 @@ class SystemDevices:
             world if is_int(world) and world >= 1 else None,
             system.nodes,
             model if isinstance(model, str) and count else None,
+            tuple(system_breaches(system)),
         )
 
     @property

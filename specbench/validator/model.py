@@ -133,6 +133,8 @@ class RunData:
     """Samples processed, from the log (None where the log does not show them or contradicts the spec)."""
     accounts: Accounts | None = None
     """Every number of the run recomputed from the evidence: what result.json must say and what is ranked."""
+    log_fingerprint: str | None = None
+    """A digest of the log's timed events (validator.across), kept where the parsed log is dropped."""
 
     @property
     def duration_s(self) -> float | None:

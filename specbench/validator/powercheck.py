@@ -15,9 +15,11 @@ from specbench.spec.result import RunResult
 from specbench.spec.system import SystemDescription
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
+from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import FileEntry, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.model import PowerData, RunData
+from specbench.validator.origin import TraceOrigin, check_origins, system_hostnames
 from specbench.validator.poweranalysis import TraceAnalysis, result_location
 from specbench.validator.powermeta import power_files, read_metadata, read_samples
 
@@ -35,8 +37,11 @@ class PowerCheck:
     def add(self, code: str, file: str, message: str, **where: Any) -> None:
         self.ctx.findings.add(code, file, message, **where)
 
-    def run_all(self) -> None:
-        """Check the claim against the files, then read them, then analyse the trace over the window."""
+    def run_all(self) -> TraceOrigin | None:
+        """Check the claim against the files, then read them, then analyse the trace over the window.
+
+        Returns where the trace was taken (its hosts and devices) when power.json could be read.
+        """
         tree, findings = self.ctx.tree, self.ctx.findings
         csv_rel, json_rel = power_files(self.folder)
         has_csv, has_json = tree.has(csv_rel), tree.has(json_rel)
@@ -56,20 +61,20 @@ class PowerCheck:
                     message="expected power.csv and power.json (result.json says measured), found none",
                     **result_location(self.result_file, self.folder, "power", "measured"),
                 )
-            return
+            return None
         for rel, present in ((csv_rel, has_csv), (json_rel, has_json)):
             if not present and rel not in tree.refused:
                 self.add("SB-STR-002", rel, "expected power.csv and power.json together, found only one of them")
         if not (has_csv and has_json):
-            return
-        meta = read_metadata(tree, json_rel, findings)
+            return None
+        meta = read_metadata(tree, json_rel, findings, SystemDevices.of(self.system).model)
         if meta is None:
-            return
+            return None
         trace = read_samples(tree, csv_rel, meta, findings)
         if trace is None or not claimed or self.requirement is None or self.result is None:
-            return
+            return meta.origin
         if self.run.run_start_ms is None or self.run.run_stop_ms is None:
-            return
+            return meta.origin
         analysis = TraceAnalysis(
             findings,
             self.folder,
@@ -81,6 +86,7 @@ class PowerCheck:
             self.run.run_stop_ms / 1000.0,
         )
         self.run.power = analysis.analyse(meta, trace)
+        return meta.origin
 
 
 @dataclass
@@ -104,6 +110,7 @@ class PowerOutcome:
     power: PowerData | None
     digests: dict[str, tuple[str, int]]
     oversize: set[str]
+    origin: TraceOrigin | None = None
 
 
 def power_task(
@@ -129,12 +136,17 @@ def run_power_task(task: PowerTask) -> PowerOutcome:
     findings = Findings()
     tree = Tree(task.root, task.limits, findings, files=dict(task.files), refused=set(task.refused))
     ctx = Context(tree, findings, task.limits, SpecIndex())
-    PowerCheck(ctx, task.run, task.run.folder, task.requirement, task.result, task.result_file, task.system).run_all()
-    return PowerOutcome(findings.items, task.run.power, tree.digests, tree.oversize)
+    check = PowerCheck(ctx, task.run, task.run.folder, task.requirement, task.result, task.result_file, task.system)
+    origin = check.run_all()
+    return PowerOutcome(findings.items, task.run.power, tree.digests, tree.oversize, origin)
 
 
 def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs: int = 1) -> None:
-    """Run every run's power check, in up to `jobs` processes, and fold the outcomes into `ctx` and the runs."""
+    """Run every run's power check, in up to `jobs` processes, and fold the outcomes into `ctx` and the runs.
+
+    Then the runs' origins are compared: every run of a benchmark traced on its first run's devices and
+    hosts, and those on system.yaml's hosts.
+    """
     busy = [t for t in tasks if t.files]
     if jobs > 1 and len(busy) > 1:
         from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
@@ -149,3 +161,5 @@ def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs:
         ctx.findings.items.extend(outcome.findings)
         ctx.tree.digests.update(outcome.digests)
         ctx.tree.oversize.update(outcome.oversize)
+    system = tasks[0].system if tasks else None
+    check_origins(ctx.findings, runs, [o.origin for o in outcomes], system_hostnames(system))

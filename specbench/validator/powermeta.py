@@ -1,21 +1,24 @@
-"""Reading one run's power files: power.json's meters, devices and limits, then power.csv's samples.
+"""Reading one run's power files: power.json typed and bounded (its meters, devices and limits), then power.csv.
 
 Each reader adds its findings and returns None where the file cannot be used, so the checks that
-follow only ever see a trace whose metadata held up.
+follow only ever see a trace whose metadata held up. A limit or period that breaks its bound is
+an error; the checks after it still run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from specbench.power.base import Device, PowerError
+from specbench.power.base import Device
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION
-from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json
+from specbench.validator.declared import limit_breaches, period_breaches, range_breaches
+from specbench.validator.documents import Loaded, check_mapping, check_version, decode, load_json, to_model
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
+from specbench.validator.origin import TraceOrigin
+from specbench.validator.powerfile import PowerJson
 from specbench.validator.tracefile import CsvTrace, read_csv
-from specbench.validator.values import is_number
+from specbench.validator.values import show
 
 
 @dataclass
@@ -23,6 +26,7 @@ class TraceMeta:
     devices: list[Device]
     power_limit_w: dict[str, float]
     loaded: Loaded
+    origin: TraceOrigin
     host: str | None = None
     requested_period_s: float | None = None
 
@@ -32,8 +36,11 @@ def power_files(folder: str) -> tuple[str, str]:
     return f"{folder}/{CSV_NAME}", f"{folder}/power.json"
 
 
-def read_metadata(tree: Tree, json_rel: str, findings: Findings) -> TraceMeta | None:
-    """power.json's format, columns and devices, or None (with findings) where they do not hold up."""
+def read_metadata(tree: Tree, json_rel: str, findings: Findings, system_model: str | None = None) -> TraceMeta | None:
+    """power.json's format, columns, typed fields, bounds and devices, or None (with findings) where they do not hold up.
+
+    `system_model` is system.yaml's accelerator_model, the device-table row of a device the trace does not name.
+    """
     loaded = load_json(tree, json_rel, findings)
     if loaded is None or not check_mapping(loaded, findings):
         return None
@@ -42,26 +49,21 @@ def read_metadata(tree: Tree, json_rel: str, findings: Findings) -> TraceMeta | 
         findings.add(
             "SB-PWR-002",
             loaded.file,
-            f"expected format {FORMAT!r}, found {data.get('format')!r}",
+            f"expected format {FORMAT!r}, found {show(data.get('format'))}",
             **loaded.locate("format"),
         )
         return None
-    if not check_version(loaded, FORMAT_VERSION, findings):
+    if not check_version(loaded, FORMAT_VERSION, findings) or not _check_layout(loaded, findings):
         return None
-    ok = _check_layout(loaded, findings)
-    devices = _read_devices(loaded, findings)
-    if devices is None or not ok:
+    power = to_model(PowerJson, loaded, findings)
+    if power is None:
         return None
-    host = data.get("host")
-    sampling = data.get("sampling")
-    period = sampling.get("requested_period_s") if isinstance(sampling, dict) else None
-    return TraceMeta(
-        devices,
-        _power_limits(data),
-        loaded,
-        host if isinstance(host, str) else None,
-        float(period) if is_number(period) and period > 0 else None,
-    )
+    for breach in [*period_breaches(power), *limit_breaches(power, system_model), *range_breaches(power)]:
+        findings.add(breach.code, loaded.file, breach.message, **loaded.locate(*breach.path))
+    devices = [device for device, _ in power.devices()]
+    _check_unique(devices, loaded, findings)
+    period = power.sampling.requested_period_s if power.sampling is not None else None
+    return TraceMeta(devices, power.power_limits(), loaded, TraceOrigin.of(power), power.host, period)
 
 
 def read_samples(tree: Tree, csv_rel: str, meta: TraceMeta, findings: Findings) -> CsvTrace | None:
@@ -85,7 +87,7 @@ def _check_layout(loaded: Loaded, findings: Findings) -> bool:
         findings.add(
             "SB-PWR-002",
             loaded.file,
-            f"expected csv {CSV_NAME!r}, found {data.get('csv')!r}",
+            f"expected csv {CSV_NAME!r}, found {show(data.get('csv'))}",
             **loaded.locate("csv"),
         )
         ok = False
@@ -93,49 +95,11 @@ def _check_layout(loaded: Loaded, findings: Findings) -> bool:
         findings.add(
             "SB-PWR-002",
             loaded.file,
-            f"expected columns {list(COLUMNS)}, found {data['columns']!r}",
+            f"expected columns {list(COLUMNS)}, found {show(data['columns'])}",
             **loaded.locate("columns"),
         )
         ok = False
     return ok
-
-
-def _read_devices(loaded: Loaded, findings: Findings) -> list[Device] | None:
-    meters = loaded.data.get("meters")
-    if not isinstance(meters, list) or not meters:
-        findings.add(
-            "SB-PWR-002",
-            loaded.file,
-            f"expected a non-empty list of meters, found {type(meters).__name__}",
-            **loaded.locate("meters"),
-        )
-        return None
-    devices: list[Device] = []
-    for i, meter in enumerate(meters):
-        entries = meter.get("devices") if isinstance(meter, dict) else None
-        if not isinstance(entries, list):
-            findings.add(
-                "SB-PWR-002",
-                loaded.file,
-                "expected each meter to list its devices, found none",
-                **loaded.locate("meters", i),
-            )
-            return None
-        for j, entry in enumerate(entries):
-            try:
-                if not isinstance(entry, dict):
-                    raise PowerError(f"expected a device object, found {type(entry).__name__}")
-                devices.append(Device.from_dict(entry))
-            except (PowerError, TypeError, ValueError) as err:
-                findings.add(
-                    "SB-PWR-002",
-                    loaded.file,
-                    f"expected a device entry, found: {err}",
-                    **loaded.locate("meters", i, "devices", j),
-                )
-                return None
-    _check_unique(devices, loaded, findings)
-    return devices
 
 
 def _check_unique(devices: list[Device], loaded: Loaded, findings: Findings) -> None:
@@ -156,16 +120,3 @@ def _check_unique(devices: list[Device], loaded: Loaded, findings: Findings) -> 
                     **loaded.locate("meters"),
                 )
             seen.add(value)
-
-
-def _power_limits(data: dict[str, Any]) -> dict[str, float]:
-    limits: dict[str, float] = {}
-    for name in ("state_start", "state_end"):
-        states = data.get(name)
-        if not isinstance(states, dict):
-            continue
-        for key, state in states.items():
-            limit = state.get("power_limit_w") if isinstance(state, dict) else None
-            if is_number(limit) and limit > 0:
-                limits[key] = max(limits.get(key, 0.0), float(limit))
-    return limits

@@ -128,9 +128,19 @@ class DeviceWindow:
                 )
 
     def check_counter(self, a: int, b: int) -> None:
-        if self.device.energy_range_j is not None:
-            return
+        """A counter without a wrap modulus never goes down; one with a modulus reads below it (SB-CNS-004)."""
         window = self.series.energy_counter_j[a : b + 1]
+        modulus = self.device.energy_range_j
+        if modulus is not None:
+            beyond = next((i for i, v in enumerate(window) if v is not None and not 0 <= v < modulus), None)
+            if beyond is not None:
+                self.add(
+                    "SB-CNS-004",
+                    a + beyond,
+                    f"expected the energy counter of {self.device.key} in [0, {modulus!r}) J (its energy_range_j, "
+                    f"the modulus it wraps at), found {window[beyond]!r} J",
+                )
+            return
         values = [v for v in window if v is not None]
         indices = [a + i for i, v in enumerate(window) if v is not None] if len(values) < len(window) else None
         down = _first_decrease(values)

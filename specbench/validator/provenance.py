@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
+from specbench.spec.yamlio import format_path
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.findings import Findings
 from specbench.validator.model import BenchmarkData, RunData, SeriesFacts
@@ -149,7 +150,10 @@ def check_counters(findings: Findings, runs: list[RunData]) -> None:
 def check_provenance(
     findings: Findings, benchmarks: list[BenchmarkData], devices: SystemDevices, digests: dict[str, tuple[str, int]]
 ) -> None:
-    """Every provenance check of one submission; meters and accelerators per run, copies and counters across runs."""
+    """Every provenance check of one submission: system.yaml's typed and bounded values, meters and accelerators
+    per run, copies and counters across runs."""
+    for breach in devices.breaches:
+        findings.add(breach.code, "system.yaml", breach.message, json_path=format_path(breach.path))
     check = Provenance(findings, devices)
     runs = [run for bench in benchmarks for run in bench.runs]
     for run in runs:

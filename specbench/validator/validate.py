@@ -9,17 +9,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.formats.mlperf_import import IMPORT_FILE
+from specbench.formats.reproduction import REPRODUCTION_FILE
+from specbench.physics import load_devices
 from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
+from specbench.validator.across import compare_submissions, fingerprint_logs
 from specbench.validator.benchmark import finish_benchmark, load_model, read_benchmark
 from specbench.validator.context import Context, SpecIndex
 from specbench.validator.documents import Loaded
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
+from specbench.validator.identity import check_system as check_system_identity
 from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest
 from specbench.validator.mlperf import check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report, SignatureInfo
-from specbench.validator.physics import DevicePhysics, check_unknown
+from specbench.validator.physics import DevicePhysics, check_devices
 from specbench.validator.powercheck import check_power
 from specbench.validator.provenance import check_provenance
 
@@ -92,6 +96,7 @@ def validate_submission(
     specs: SpecIndex | None = None,
     jobs: int = 1,
     signers: AllowedSigners | None = None,
+    devices: Path | None = None,
 ) -> Report:
     """Run every check on one submission folder (ORG/SYSTEM or one BENCHMARK of it) and gather the findings.
 
@@ -99,15 +104,19 @@ def validate_submission(
     InputError or UsageError when that spec cannot be loaded. Bad submission content never raises.
     `jobs` > 1 reads the runs' power traces in that many processes (the bulk of the work).
     With `signers` (an allowed_signers file), manifest.json must carry a signature by one of them.
+    `devices` is a device facts table used instead of specbench/physics/devices.yaml (raises InputError
+    when it is malformed).
     """
     given = Path(path)
+    if devices is not None:
+        load_devices(devices)
     index = specs if specs is not None else SpecIndex.with_spec(spec)
     target = classify(given)
     if target is None:
         return _unusable(given)
     findings = Findings()
     tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
-    ctx = Context(tree, findings, limits, index)
+    ctx = Context(tree, findings, limits, index, devices=devices)
     system, benchmarks = _check(ctx, target, jobs) if tree.complete else (None, [])
     signature = _signature(ctx, signers) if tree.complete else None
     return Report(
@@ -135,14 +144,16 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:
         _check_root_names(ctx, target.root, system, system_file)
+        check_system_identity(ctx.findings, system, system_file)
     ctx.imported, import_file = read_import_record(ctx)
     files, dirs = ctx.tree.children("")
     for extra in files:
-        if extra not in (SYSTEM_FILE, MANIFEST, SIGNATURE_FILE, IMPORT_FILE):
+        if extra not in (SYSTEM_FILE, MANIFEST, SIGNATURE_FILE, IMPORT_FILE, REPRODUCTION_FILE):
             ctx.findings.add(
                 "SB-STR-009",
                 extra,
-                "expected only system.yaml, manifest.json, manifest.json.sig, import.json and BENCHMARK folders here",
+                "expected only system.yaml, manifest.json, manifest.json.sig, import.json, reproduction.json and BENCHMARK "
+                "folders here",
             )
     names = [target.benchmark] if target.benchmark is not None else dirs
     if not names:
@@ -154,7 +165,8 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
     benchmarks = [bench for bench, _ in read]
     check_provenance(ctx.findings, benchmarks, SystemDevices.of(system), ctx.tree.digests)
-    check_unknown(ctx.findings, DevicePhysics.of(system))
+    if system is not None and system_file is not None:
+        check_devices(ctx.findings, DevicePhysics.of(system, ctx.devices), benchmarks, system_file)
     for bench in benchmarks:
         finish_benchmark(ctx, bench, system, system_file)
     if ctx.imported is not None and import_file is not None:
@@ -193,11 +205,12 @@ def _check_root_names(ctx: Context, root: Path, system: SystemDescription, loade
             )
 
 
-def _validate_one(args: tuple[str, str | None, Limits, AllowedSigners | None]) -> Report:
+def _validate_one(args: tuple[str, str | None, Limits, AllowedSigners | None, Path | None]) -> Report:
     """One submission in a worker process (its runs' traces are read in that process). The parsed logs stay
     here: nothing after validation reads them, and sending them back cost more than the work saved."""
-    path, spec, limits, signers = args
-    report = validate_submission(path, spec, limits=limits, signers=signers)
+    path, spec, limits, signers, devices = args
+    report = validate_submission(path, spec, limits=limits, signers=signers, devices=devices)
+    fingerprint_logs(report)
     for bench in report.benchmarks:
         for run in bench.runs:
             run.log = None
@@ -219,19 +232,31 @@ def validate_many(
     jobs: int = 1,
     limits: Limits = DEFAULT_LIMITS,
     signers: AllowedSigners | None = None,
+    devices: Path | None = None,
 ) -> list[Report]:
     """Validate several submission folders, in up to `jobs` processes; reports come back in the order given.
 
     With one path, the jobs read its runs' power traces in parallel instead. With several, the first
     is validated here, which fills every cache the work needs (specs, models, schemas), and the
-    processes forked after it inherit them instead of each building them again.
+    processes forked after it inherit them instead of each building them again. Then the submissions'
+    evidence is compared (validator.across): a run found in two of them is an error in both.
     """
     index = SpecIndex.with_spec(spec)
+    if devices is not None:
+        load_devices(devices)  # a malformed table stops here, before any submission is judged
     if jobs <= 1 or len(paths) <= 2:
-        return [validate_submission(p, limits=limits, specs=index, jobs=jobs, signers=signers) for p in paths]
-    first = validate_submission(paths[0], limits=limits, specs=index, signers=signers)
-    work = [(str(p), None if spec is None else str(spec), limits, signers) for p in paths[1:]]
-    from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
+        reports = [
+            validate_submission(p, limits=limits, specs=index, jobs=jobs, signers=signers, devices=devices)
+            for p in paths
+        ]
+    else:
+        first = validate_submission(paths[0], limits=limits, specs=index, signers=signers, devices=devices)
+        work = [(str(p), None if spec is None else str(spec), limits, signers, devices) for p in paths[1:]]
+        from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        return [first, *pool.map(_validate_one, work)]
+        with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+            reports = [first, *pool.map(_validate_one, work)]
+    for report in reports:
+        fingerprint_logs(report)
+    compare_submissions(reports)
+    return reports

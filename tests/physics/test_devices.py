@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 from specbench.errors import InputError
 from specbench.physics import (
     DEVICES_FILE,
+    ENERGY_MARGIN,
     PRECISIONS,
     load_devices,
     lookup,
@@ -176,3 +179,43 @@ def test_docs_page_matches_the_table() -> None:
     table = load_devices()
     assert _block(page, "devices-table") == markdown_table(table)
     assert _block(page, "devices-sources") == markdown_sources(table)
+
+
+def test_every_shipped_row_says_where_its_idle_floor_comes_from() -> None:
+    for row in load_devices().devices:
+        assert row.idle_floor_from, row.name
+        if row.idle_floor_basis == "published":
+            assert any("nvidia-smi" in s.title or "rocm-smi" in s.title for s in row.sources), row.name
+    basis = {row.name: row.idle_floor_basis for row in load_devices().devices}
+    assert basis["NVIDIA H200 SXM 141GB"] == "measured"
+
+
+def test_h200_floor_is_under_every_committed_reading_and_over_a_trace_scaled_by_ten() -> None:
+    """The floor is 0.8 x the lowest of the committed H200 traces' readings; x0.1 of their idle falls under it."""
+    repo = Path(__file__).resolve().parents[2]
+    readings = [
+        float(row["power_instant_w"])
+        for path in sorted(repo.glob("submissions/specbench/h200*/*/run_*/power.csv"))
+        for row in csv.DictReader(io.StringIO(path.read_text()))
+        if row["power_instant_w"]
+    ]
+    h200 = lookup("NVIDIA H200")
+    assert h200 is not None and readings
+    assert h200.idle_floor_w == int(0.8 * min(readings)) == 61
+    assert 0.1 * 124.0 < h200.idle_floor_w < min(readings)
+
+
+def test_least_energy_per_flop_is_half_the_limit_over_the_fastest_float_peak() -> None:
+    h200 = lookup("NVIDIA H200")
+    gaudi2 = lookup("HL-225")
+    assert h200 is not None and gaudi2 is not None
+    assert h200.least_energy_j_per_flop == pytest.approx(0.5 * 700 / 1979e12)  # fp8, not int8
+    assert gaudi2.least_energy_j_per_flop == pytest.approx(0.5 * 600 / 432e12)
+    assert ENERGY_MARGIN == 0.5
+
+
+def test_a_row_with_only_an_integer_column_has_no_least_energy(tmp_path: Path) -> None:
+    path = _write(tmp_path, "format_version: 1\ndevices:" + ROW.replace("{bf16: 10}", "{int8: 10}"))
+    facts = lookup("part x", path)
+    assert facts is not None and facts.least_energy_j_per_flop is None
+    assert facts.idle_floor_basis == "rule" and facts.idle_floor_from is None

@@ -14,6 +14,7 @@ import argparse
 import io
 import json
 import math
+import zlib
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +24,7 @@ from ruamel.yaml import YAML
 
 from specbench import files
 from specbench.formats.mlperf_import import log_benchmark_name
+from specbench.physics import best_known
 from specbench.power.base import Device, DeviceState, PowerValues
 from specbench.power.energy import EnergyAccumulator
 from specbench.power.sampler import Window
@@ -33,10 +35,13 @@ from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta
 
 WALL_ORIGIN_S = 1_800_000_000.0
-"""Wall clock of the first run's init_start; each run starts an hour after the previous one."""
+"""Wall clock of acme/box1's first init_start (other systems: stagger_of); each run starts an hour after the last."""
 MONO_OFFSET_S = WALL_ORIGIN_S - 1000.0
 """Monotonic time = wall time - this (the sampler records both clocks)."""
 POWER_LIMIT_W = 700.0
+STAGGER_STEPS = 4999
+STAGGER_CLOCK_S = 6 * 3600.0
+"""Each stagger step starts the clock this much later: longer than any generated submission's runs take."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,10 @@ class Options:
     seeds: tuple[int, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     sweep_point: dict[str, Any] = field(default_factory=dict)
+    stagger: int | None = None
+    """Sets the clock, device UUIDs, timings and power curve apart from other systems' (None: from ORG/SYSTEM)."""
+    clock_shift_s: float = 0.0
+    """Seconds the clock starts later still (a test's overlap of two systems' runs)."""
 
 
 def _yaml_text(data: dict[str, Any]) -> str:
@@ -73,6 +82,17 @@ def _json_text(data: Any) -> str:
     return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
+def stagger_of(org: str, system: str) -> int:
+    """0 for the default acme/box1 (its bytes stay as they were), else 1..STAGGER_STEPS from the names.
+
+    Distinct systems record distinct evidence, as real ones do: the validator refuses the same run
+    start, device UUID at the same time, log timings or power readings in two submissions (SB-DUP-*).
+    """
+    if (org, system) == (Options.org, Options.system):
+        return 0
+    return 1 + zlib.crc32(f"{org}/{system}".encode()) % STAGGER_STEPS
+
+
 def _iso(wall_s: float) -> str:
     return datetime.fromtimestamp(wall_s, tz=timezone.utc).isoformat()
 
@@ -85,6 +105,8 @@ class Writer:
         self.loaded = load_spec(options.spec)
         self.spec: ResolvedSpec = resolve(self.loaded, options.profile, options.level)  # type: ignore[arg-type]
         self.root = out / options.org / options.system
+        self.stagger = options.stagger if options.stagger is not None else stagger_of(options.org, options.system)
+        self.clock_s = WALL_ORIGIN_S + self.stagger * STAGGER_CLOCK_S + options.clock_shift_s
         s = self.spec.spec
         self.hyperparameters: dict[str, Any] = {
             "global_batch_size": 256,
@@ -93,6 +115,8 @@ class Writer:
             **options.sweep_point,
         }
         self.variant = str(self.hyperparameters["model"]) if s.workload.variants else None
+        self.precision = str(self.hyperparameters.get("precision", "bf16"))
+        """One precision everywhere: a hyperparameter where the spec makes it one (llm-gpt), else bf16."""
         sweep = ",".join(f"{k}={v}" for k, v in options.sweep_point.items())
         self.bench = self.root / (f"{s.id}--{sweep}" if sweep else s.id)
         self.devices = [
@@ -102,7 +126,7 @@ class Writer:
                 scope="accelerator",
                 vendor="nvidia",
                 model="NVIDIA H200",
-                uuid=f"GPU-0000000{i}-aaaa-bbbb-cccc-00000000000{i}",
+                uuid=f"GPU-{self.stagger:04x}000{i}-aaaa-bbbb-cccc-00000000000{i}",
                 pci_bus_id=f"00000000:{0x19 + i:02X}:00.0",
                 index=i,
                 power_source="instant",
@@ -152,7 +176,7 @@ class Writer:
         o, s = self.options, self.spec.spec
         dataset = s.workload.dataset
         newer = {
-            "layers": {"framework": {"compile_mode": "none"}, "parallelism_precision": {"precision": "bf16"}},
+            "layers": {"framework": {"compile_mode": "none"}, "parallelism_precision": {"precision": self.precision}},
             "dataset": {
                 "name": dataset.name,
                 "train_samples": dataset.train_samples,
@@ -181,7 +205,7 @@ class Writer:
         folder = self.bench / f"run_{n}"
         folder.mkdir(parents=True, exist_ok=True)
         seed = self.options.seeds[n - 1] if self.options.seeds else 1000 + n
-        t0_ms = round((WALL_ORIGIN_S + (n - 1) * 3600.0) * 1000)
+        t0_ms = round((self.clock_s + (n - 1) * 3600.0) * 1000)
         log = Log(t0_ms)
         self.log_init(log, seed)
         outcome = self.log_ttq(log, n) if self.spec.spec.kind == "time_to_quality" else self.log_throughput(log)
@@ -217,13 +241,20 @@ class Writer:
         log.end("init_stop", advance_ms=2000)
         log.start("run_start", advance_ms=1000)
 
+    def jitter_ms(self, bound: int) -> int:
+        """Milliseconds (0 for acme/box1, else 1..bound-1) by which this system's logged events move."""
+        return 0 if self.stagger == 0 else 1 + (self.stagger - 1) % (bound - 1)
+
     @property
     def epoch_s(self) -> float:
-        """Seconds per epoch: the option, but never faster than the devices' dense bf16 peak allows."""
+        """Seconds per epoch: the option, but never faster than the devices' dense bf16 peak allows, nor (on a
+        ranked profile) than the workload's best-known rate on an H200 (specbench/physics/best_known.yaml)."""
         s = self.spec.spec
         per_sample = self.flops_per_sample() or 0.0
         floor = per_sample * s.workload.dataset.train_samples / (self.options.devices * 989.5e12)
-        return max(self.options.epoch_s, round(2 * floor, 1))
+        best = best_known(s.id, self.variant, "NVIDIA H200 SXM 141GB") if self.spec.ranked else None
+        slowest = s.workload.dataset.train_samples / (self.options.devices * best.samples_per_s) if best else 0.0
+        return max(self.options.epoch_s, round(2 * floor, 1), math.ceil(slowest * 10) / 10)
 
     def log_ttq(self, log: Log, n: int) -> dict[str, Any]:
         """Epochs 1..E, an evaluation at each cadence point; the `reach_epoch`-th evaluation meets the target."""
@@ -247,9 +278,10 @@ class Writer:
                 continue
             log.start("eval_start", epoch_num=epoch)
             value = _quality(eval_epochs[epoch], o.reach_epoch, s.quality.target, s.quality.direction, failed)
-            log.point("eval_accuracy", value, advance_ms=150, epoch_num=epoch)
+            jitter = self.jitter_ms(149)
+            log.point("eval_accuracy", value, advance_ms=150 - jitter, epoch_num=epoch)
             curve.append((epoch, value, log.now))
-            log.end("eval_stop", advance_ms=50, epoch_num=epoch)
+            log.end("eval_stop", advance_ms=50 + jitter, epoch_num=epoch)
         log.end("run_stop", advance_ms=1, status="aborted" if failed and not whole else "success")
         return {"curve": curve, "epochs": last_epoch, "failed": failed and not whole, "below": failed}
 
@@ -259,11 +291,12 @@ class Writer:
         samples = self.hyperparameters["global_batch_size"] * s.throughput.measure_steps
         if s.workload.sample_unit == "token":
             samples *= self.hyperparameters["sequence_length"]
-        log.start("block_start", advance_ms=500, samples_count=samples, first_epoch_num=1)
+        jitter = self.jitter_ms(499)
+        log.start("block_start", advance_ms=500 - jitter, samples_count=samples, first_epoch_num=1)
         log.end(
             "block_stop", advance_ms=round(self.options.throughput_s * 1000), samples_count=samples, first_epoch_num=1
         )
-        log.end("run_stop", advance_ms=1, status="success")
+        log.end("run_stop", advance_ms=1 + jitter, status="success")
         return {"curve": [], "epochs": None, "failed": False, "samples": samples}
 
     # power
@@ -280,7 +313,7 @@ class Writer:
         for sweep, (wall, mark) in enumerate(times):
             inside = inside or mark == "start"
             for i, device in enumerate(self.devices):
-                values = _reading(i, wall)
+                values = _reading(i, wall, self.stagger)
                 samples.append(Sample(sweep, wall - MONO_OFFSET_S, wall, device.key, *_cells(values), 0.0002, mark))
                 if inside:
                     accumulators[i].add(wall - MONO_OFFSET_S, values)
@@ -347,7 +380,7 @@ class Writer:
             "flops_per_sample": per_sample,
             "flop_accounting": s.workload.flop_accounting,
             "hyperparameters": self.hyperparameters,
-            "settings": {"precision": "bf16", "compile": False},
+            "settings": {"precision": self.precision, "compile": False},
             "power": self.power_result(power),
         }
         if s.kind == "time_to_quality":
@@ -469,12 +502,14 @@ def _quality(k: int, reach: int, target: float, direction: str, failed: bool) ->
     return round(target * fraction if direction == "higher" else target / fraction, 6)
 
 
-def _reading(index: int, wall_s: float) -> PowerValues:
-    """Device `index` at a wall time: a smooth power curve and the exact integral as its energy counter."""
+def _reading(index: int, wall_s: float, phase: float = 0.0) -> PowerValues:
+    """Device `index` at a wall time: a smooth power curve (shifted by `phase` radians) and the exact integral
+    as its energy counter."""
     t = wall_s - WALL_ORIGIN_S
     base, swing, period = 250.0 + 40.0 * index, 30.0, 20.0
-    power = base + swing * math.sin(2 * math.pi * t / period)
-    energy = 1.0e6 * (index + 1) + base * t - swing * period / (2 * math.pi) * math.cos(2 * math.pi * t / period)
+    angle = 2 * math.pi * t / period + phase
+    power = base + swing * math.sin(angle)
+    energy = 1.0e6 * (index + 1) + base * t - swing * period / (2 * math.pi) * math.cos(angle)
     return PowerValues(power_instant_w=power, power_average_w=power, energy_j=energy)
 
 

@@ -161,6 +161,23 @@ def _model(name: str) -> Callable[[Path], None]:
     return edit
 
 
+def _board(name: str, limit_w: float) -> Callable[[Path], None]:
+    """Another accelerator model, consistently, with its board's power limit in system.yaml and every trace."""
+
+    def edit(root: Path) -> None:
+        _model(name)(root)
+        _system(lambda d: d["layers"]["driver_firmware"].__setitem__("power_limit_w", limit_w))(root)
+        for trace in root.glob("*/run_*/power.json"):
+            edit_json(
+                trace, lambda d: [st.__setitem__("power_limit_w", limit_w) for k in STATES for st in d[k].values()]
+            )
+
+    return edit
+
+
+STATES = ("state_start", "state_end")
+
+
 def _rows(edit: Callable[[list[list[str]]], object], run: int = 1) -> Callable[[Path], None]:
     return lambda root: edit_rows(root, edit, run)
 
@@ -262,6 +279,30 @@ def _system(edit: Callable[[dict[str, Any]], object]) -> Callable[[Path], None]:
     return lambda root: edit_yaml(root / "system.yaml", edit)
 
 
+def _precision(name: str | None) -> Callable[[Path], None]:
+    """submission.yaml's layer-7 precision set to `name`, or removed (None); result.json keeps bf16."""
+
+    def edit(data: dict[str, Any]) -> None:
+        layer = data["layers"]["parallelism_precision"]
+        layer.pop("precision") if name is None else layer.__setitem__("precision", name)
+
+    return lambda root: edit_yaml(root / BENCH / "submission.yaml", edit)
+
+
+def _log_precision(name: str) -> Callable[[Path], None]:
+    """A `precision` event logged before run_start (resnet50 declares precision as a layer-7 setting)."""
+
+    def edit(events: list[dict[str, Any]]) -> None:
+        event = dict(events[index(events, "seed")], key="precision", value=name)
+        events.insert(index(events, "seed") + 1, event)
+
+    return lambda root: edit_log(root, edit)
+
+
+def _vendor(name: str) -> Callable[[Path], None]:
+    return _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_vendor", name))
+
+
 def _profile(root: Path) -> None:
     _meta("profile", "tiny")(root)
     edit_result(root, lambda d: d.__setitem__("profile", "tiny"))
@@ -326,7 +367,7 @@ CASES = [
     Case(
         "EQV-001 precision setting",
         lambda r: edit_result(r, lambda d: d["settings"].__setitem__("precision", "int4")),
-        {"SB-EQV-001"},
+        {"SB-EQV-001", "SB-PHY-008"},
     ),
     Case(
         "EQV-002 framework_version",
@@ -415,7 +456,7 @@ CASES = [
     Case(
         "RUN-004 settings differ",
         lambda r: edit_result(r, lambda d: d["settings"].__setitem__("precision", "fp16"), run=2),
-        {"SB-RUN-004"},
+        {"SB-RUN-004", "SB-PHY-008"},
         base=MULTI,
     ),
     Case("RUN-005 interrupted", _interrupted, {"SB-RUN-005"}, base=MULTI),
@@ -462,9 +503,39 @@ CASES = [
         _power_json(_device_field("nvml:1", "scope", "none")),
         {"SB-ACC-005", "SB-PWR-010"},
     ),
-    Case("PHY-001 above the peak", _model("NVIDIA GeForce RTX 4090"), {"SB-PHY-001"}, base=MULTI),
-    Case("PHY-002 below the idle floor", _rows(_scale_energy), {"SB-PHY-002", "SB-PWR-009", "SB-RES-002"}),
+    Case(
+        "PHY-001 above the peak",
+        _board("AMD Radeon RX 7900 XTX", 355.0),
+        {"SB-PHY-001", "SB-BND-001", "SB-BND-005"},
+        base=MULTI,
+    ),
+    Case(
+        "PHY-002 below the idle floor",
+        _rows(_scale_energy),
+        {"SB-PHY-002", "SB-PWR-009", "SB-RES-002", "SB-BND-001", "SB-BND-003"},
+    ),
     Case("PHY-003 unknown device", _model("Acme Tensor X1"), {"SB-PHY-003"}),
+    # fail closed: bounds that cannot apply on a ranked profile, identity strings
+    Case(
+        "PHY-004 unknown device, ranked",
+        _model("Acme Tensor X1"),
+        {"SB-PHY-004", "SB-PHY-005", "SB-BND-006"},
+        base=MULTI,
+    ),
+    Case(
+        "PHY-005 unknown trace device",
+        _power_json(_device_field("nvml:0", "model", "Acme Tensor X1")),
+        {"SB-PHY-005", "SB-ACC-002"},
+        base=MULTI,
+    ),
+    Case("PHY-006 precision missing, ranked", _precision(None), {"SB-PHY-006"}, base=MULTI),
+    Case("PHY-007 precision unknown, smoke", _precision("bf16x"), {"SB-PHY-007"}),
+    Case("PHY-008 declared fp8, ran bf16", _precision("fp8"), {"SB-PHY-008"}),
+    Case("PHY-008 logged precision", _log_precision("fp16"), {"SB-PHY-008"}),
+    Case("IDN-001 zero-width space", _vendor("NVIDIA\u200b"), {"SB-IDN-001"}),
+    Case("IDN-002 trailing space", _vendor("NVIDIA "), {"SB-IDN-002"}),
+    Case("IDN-003 fullwidth letter", _vendor("\uff2eVIDIA"), {"SB-IDN-003"}),
+    Case("IDN-004 Cyrillic look-alike", _model("NVIDIA \u041d200"), {"SB-IDN-004", "SB-PHY-003"}),
     Case(
         "ACC-002 trace model",
         _system(lambda d: d["layers"]["hardware"].__setitem__("accelerator_model", "NVIDIA H100 80GB HBM3")),
@@ -477,6 +548,25 @@ CASES = [
         "PRV-004 compressed trace clock",
         _power_json(lambda d: d.__setitem__("sampling", {"requested_period_s": 0.2})),
         {"SB-PRV-004"},
+    ),
+    # consistency across fields and files (more cases: tests/validator/test_consistency.py)
+    Case("CNS-001 variant of a spec without variants", _meta("variant", "13B"), {"SB-CNS-001"}),
+    Case(
+        "CNS-002 hardware level off the reference",
+        lambda r: set_hyperparameter(r, "warmup_epochs", 4),
+        {"SB-CNS-002"},
+        base={"level": "hardware"},
+    ),
+    Case(
+        "CNS-003 run from another host",
+        _power_json(lambda d: d.__setitem__("host", "other-node"), run=2),
+        {"SB-CNS-003"},
+        base=MULTI,
+    ),
+    Case(
+        "CNS-004 vanishing sampling period",
+        _power_json(lambda d: d["sampling"].__setitem__("requested_period_s", 1e-320)),
+        {"SB-CNS-004"},
     ),
     Case(
         "NUM-001 huge integer",
@@ -506,7 +596,9 @@ def test_every_code_has_a_case() -> None:
     covered = {code for case in CASES for code in case.codes} | {"SB-STR-001"}
     imported = {code for code in CODES if code.startswith("SB-MLP-")}  # cases in tests/mlperf/test_codes.py
     signed = {code for code in CODES if code.startswith("SB-SIG-")}  # cases in tests/validator/test_signature.py
-    assert covered | imported | signed == set(CODES)
+    across = {code for code in CODES if code.startswith("SB-DUP-")}  # cases in tests/validator/test_across.py
+    bounds = {code for code in CODES if code.startswith("SB-BND-")}  # cases in tests/validator/test_bounds.py
+    assert covered | imported | signed | across | bounds == set(CODES)
 
 
 def test_not_a_submission_is_unusable(tmp_path: Path) -> None:

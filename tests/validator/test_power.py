@@ -122,7 +122,8 @@ def test_window_energy_equals_the_accumulator(smoke: Path, drop: str) -> None:
 
 def test_a_wrapping_counter_with_a_known_range_is_corrected(smoke: Path) -> None:
     folder = run_dir(smoke)
-    edit_json(folder / "power.json", lambda d: d["meters"][0]["devices"][0].__setitem__("energy_range_j", 1_001_000.0))
+    wrapping = {"meter": "rapl", "energy_range_j": 1_001_000.0}  # only a RAPL counter wraps (SB-CNS-004)
+    edit_json(folder / "power.json", lambda d: d["meters"][0]["devices"][0].update(wrapping))
 
     def wrap(rows: list[list[str]]) -> None:
         for row in rows[1:]:

@@ -100,7 +100,7 @@ def test_unusable_paths_exit_2(bases: Bases, tmp_path: Path) -> None:
 
 def test_a_folder_of_submissions_is_expanded_and_validated_in_parallel(bases: Bases, tmp_path: Path) -> None:
     first = bases.copy(tmp_path)
-    second = bases.copy(tmp_path / "more", failed_runs=(1,))
+    second = bases.copy(tmp_path / "more", failed_runs=(1,), system="box2")  # its own runs: no SB-DUP-*
     serial = invoke(str(tmp_path))
     parallel = invoke(str(tmp_path), "--jobs", "2")
     assert serial == parallel
@@ -110,7 +110,7 @@ def test_a_folder_of_submissions_is_expanded_and_validated_in_parallel(bases: Ba
 
 
 def test_validate_many_in_processes_equals_serial(bases: Bases, tmp_path: Path) -> None:
-    paths = [bases.copy(tmp_path / "a"), bases.copy(tmp_path / "b", runs=2), tmp_path / "none"]
+    paths = [bases.copy(tmp_path / "a"), bases.copy(tmp_path / "b", runs=2, system="box2"), tmp_path / "none"]
     serial = [r.to_dict() for r in validate_many(paths)]
     parallel = [r.to_dict() for r in validate_many(paths, jobs=3)]
     assert serial == parallel

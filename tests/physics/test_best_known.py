@@ -1,0 +1,162 @@
+"""The best-known table: it loads, names real specs, variants and devices, matches its sources, and bad files fail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specbench.errors import InputError
+from specbench.physics import BEST_KNOWN_FILE, best_known, load_best_known, load_devices, markdown_rates
+from specbench.spec.builtin import spec_ids
+from specbench.spec.loader import load_spec
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared" / "corpus"
+H200 = "NVIDIA H200 SXM 141GB"
+
+
+def test_shipped_table_names_builtin_specs_their_variants_and_listed_devices() -> None:
+    table = load_best_known()
+    devices = {row.name for row in load_devices().devices}
+    for row in table.rates:
+        assert row.device in devices, row.device
+        for spec_id in row.specs:
+            assert spec_id in spec_ids(), spec_id
+            variants = load_spec(spec_id).spec.workload.variants
+            assert (row.variant in variants) if variants else row.variant is None, (spec_id, row.variant)
+    assert table.margin == pytest.approx(0.10)
+
+
+def test_lookup_by_spec_variant_and_device_row_name() -> None:
+    mlperf = best_known("caraml-resnet50", None, H200)
+    assert mlperf is not None and mlperf.samples_per_s == pytest.approx(63862.09259592683 / 8, abs=0.01)
+    assert best_known("mlperf-resnet50", None, H200) is mlperf
+    assert load_best_known().limit(mlperf) == pytest.approx(7982.76 * 1.1)
+    llm = best_known("llm-gpt", "800M", H200)
+    assert llm is not None and llm.source.path == "submissions/specbench/h200-llm/llm-gpt/run_1/result.json"
+    assert best_known("llm-gpt", "13B", H200) is None
+    assert best_known("llm-gpt", None, H200) is None
+    assert best_known("caraml-resnet50", None, "NVIDIA A100 SXM4 80GB") is None
+    assert best_known("caraml-resnet50", None, None) is None
+
+
+def test_committed_rows_are_the_committed_results() -> None:
+    """A row read from a committed file gives that file's rate (to the rounding of two decimals)."""
+    for row in load_best_known().rates:
+        path = row.source.path
+        if path is None or not path.endswith("result.json"):
+            continue
+        result = json.loads((REPO / path).read_text())
+        rate = result["samples_processed"] / result["duration_s"] / result["devices"]
+        assert row.samples_per_s == pytest.approx(rate, abs=0.005), path
+        assert row.samples_per_s >= rate - 0.005
+
+
+def test_benchmark_row_is_the_fastest_row_of_its_file() -> None:
+    row = best_known("extreme-weather", "resnet50", H200)
+    assert row is not None and row.source.path is not None
+    rows = json.loads((REPO / row.source.path).read_text())["rows"]
+    assert row.samples_per_s == pytest.approx(max(r["samples_per_s"] for r in rows), abs=0.005)
+
+
+def _mllog(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line.split(":::MLLOG", 1)[1]) for line in path.read_text().splitlines() if ":::MLLOG" in line]
+
+
+def _fastest_per_accelerator(path: Path, accelerators: int) -> float:
+    """The rule best_known.yaml states: tracked_stats, else the fastest epoch, else the fastest block."""
+    events = _mllog(path)
+    tracked = [e["value"]["throughput"] for e in events if e["key"] == "tracked_stats"]  # type: ignore[index]
+    if tracked:
+        return max(tracked) / accelerators  # type: ignore[arg-type]
+    train = next(e["value"] for e in events if e["key"] == "train_samples")
+    starts: dict[object, tuple[int, int]] = {}
+    rates = []
+    for event in events:
+        meta = event.get("metadata") or {}
+        assert isinstance(meta, dict)
+        key, when = event["key"], event["time_ms"]
+        assert isinstance(when, int) and isinstance(train, int)
+        if key in ("epoch_start", "block_start"):
+            starts[(key[:5], meta.get("epoch_num", meta.get("first_epoch_num")))] = (when, meta.get("epoch_count", 1))
+        elif key in ("epoch_stop", "block_stop"):
+            begun = starts.get((key[:5], meta.get("epoch_num", meta.get("first_epoch_num"))))
+            if begun is not None and when > begun[0]:
+                rates.append((key[:5], begun[1] * train * 1000 / (when - begun[0])))
+    epochs = [rate for kind, rate in rates if kind == "epoch"]
+    return max(epochs or [rate for _, rate in rates]) / accelerators
+
+
+CORPUS_ROWS = [
+    ("NVIDIA H100 SXM5 80GB", "mlperf-v4.0-resnet-round/Fujitsu/systems/GX2560M7_H100_SXM_80GBx4.json"),
+    ("NVIDIA H100 PCIe 80GB", "mlperf-v4.0-resnet-round/Quanta_Cloud_Technology/systems/D54U-3U.json"),
+    ("NVIDIA L40S", "mlperf-v4.0-resnet-round/Dell/systems/R760xax4L40S.json"),
+    ("Intel Gaudi 2 (HL-225)", "mlperf-training/v3.1/Intel-HabanaLabs/systems/HLS-Gaudi2-PT.json"),
+    ("NVIDIA GeForce RTX 4090", "mlperf-v4.0-resnet-round/tinycorp/systems/tinybox_green.json"),
+    ("AMD Radeon RX 7900 XTX", "mlperf-v4.0-resnet-round/tinycorp/systems/tinybox_red.json"),
+]
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the MLPerf corpus (../shared/corpus) is not here")
+@pytest.mark.parametrize(("device", "system"), CORPUS_ROWS, ids=[d for d, _ in CORPUS_ROWS])
+def test_mlperf_rows_follow_from_the_corpus_logs(device: str, system: str) -> None:
+    row = best_known("resnet50", None, device)
+    assert row is not None and row.source.read_at is not None
+    facts = json.loads((CORPUS / system).read_text())
+    accelerators = int(facts["number_of_nodes"]) * int(facts["accelerators_per_node"])
+    log = CORPUS / row.source.read_at.removeprefix("../shared/corpus/")
+    assert row.samples_per_s == pytest.approx(_fastest_per_accelerator(log, accelerators), abs=0.005)
+
+
+ROWS = """
+  - specs: [resnet50]
+    device: Part
+    samples_per_s: 100
+    source: {title: t, url: "https://example.org/r", gives: g}
+"""
+
+
+def _problems(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "best_known.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_best_known(path)
+    return str(caught.value)
+
+
+def test_a_valid_custom_table_is_used(tmp_path: Path) -> None:
+    path = tmp_path / "best_known.yaml"
+    path.write_text("format_version: 1\nmargin: 0.2\nrates:" + ROWS)
+    row = best_known("resnet50", None, "Part", path)
+    assert row is not None and load_best_known(path).limit(row) == pytest.approx(120.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("format_version: 2\nmargin: 0.1\nrates:" + ROWS, "format_version"),
+        ("format_version: 1\nmargin: 1.5\nrates:" + ROWS, "margin"),
+        ("format_version: 1\nmargin: 0.1\nrates:" + ROWS + ROWS, "one row per spec, variant and device"),
+        ("format_version: 1\nmargin: 0.1\nrates:" + ROWS.replace("100", "-1"), "samples_per_s"),
+        ("format_version: 1\nmargin: 0.1\nrates:" + ROWS.replace('url: "https://example.org/r", ', ""), "neither"),
+        ("format_version: 1\nmargin: 0.1\nrates:" + ROWS.replace("https://", "http://"), "url"),
+        ("format_version: 1\nmargin: 0.1\nrates:" + ROWS.replace("device: Part", "device: Part\n    tdp: 1"), "tdp"),
+    ],
+)
+def test_a_malformed_table_is_refused_with_a_located_message(tmp_path: Path, text: str, expected: str) -> None:
+    message = _problems(tmp_path, text)
+    assert expected in message and "best_known.yaml" in message
+
+
+def test_a_missing_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read the best-known table"):
+        load_best_known(tmp_path / "missing.yaml")
+    assert BEST_KNOWN_FILE.is_file()
+
+
+def test_docs_page_matches_the_table() -> None:
+    page = (REPO / "docs" / "devices.md").read_text()
+    start = page.index("\n", page.index("<!-- best-known-table:")) + 1
+    assert page[start : page.index("<!-- /best-known-table -->")] == markdown_rates(load_best_known())
