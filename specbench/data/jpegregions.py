@@ -180,7 +180,6 @@ class EngineRegions:
         uploaded, its boxes, handed out; then the share control learns how long each part was waited for."""
         index, on_cpu, read, draws = work.index, work.on_cpu, work.read, work.draws
         n = len(index)
-        self.counts.region_images += n
         images: list[torch.Tensor | None] = [None] * n
         boxes = torch.zeros((n, 4), dtype=torch.float64)
         keep: list[Any] = [data for data, _ in read]
@@ -196,6 +195,7 @@ class EngineRegions:
                 assert work.moved is not None
                 boxes[rows] = work.moved
                 keep.append(flat)
+                self.counts.region_images += n  # the two counts move together: a reader never sees one alone
                 self.counts.engine_images += len(engine)
                 if len(engine) == n:  # the usual case: the batch is already packed in one buffer
                     packed = (flat, torch.from_numpy(layout))
@@ -203,6 +203,8 @@ class EngineRegions:
                     for k, (offset, h, w, _, pitch, _) in zip(engine, layout.tolist(), strict=True):
                         pixels = flat[offset : offset + h * pitch].view(h, pitch)
                         images[on_cpu + k] = pixels[:, : w * 3].reshape(h, w, 3).permute(2, 0, 1)
+        if not engine:
+            self.counts.region_images += n
         decoded_by_engines = set(engine)
         for k, (data, _) in enumerate(read):
             if k not in decoded_by_engines:  # progressive, CMYK, not a JPEG: the whole image, by the CPU

@@ -60,9 +60,8 @@ def check_log(
         hyperparameters=declared,
     )
     findings = Findings()
-    run = RunData("run_1", 1, "")
     dialect = MlperfDialect(ruleset, MLPERF_BENCHMARKS[resolved.spec.id], division)
-    LogCheck(log, LOG, run, findings, resolved, meta, False, dialect).run_all()
+    run = RunData.of_log("run_1", 1, "", LogCheck(log, LOG, findings, resolved, meta, False, dialect).run_all())
     for name, rule in resolved.rules.get("workload", {}).items():
         if not applies(rule, declared) or rule.kind == "free":  # type: ignore[attr-defined]
             continue

@@ -67,8 +67,9 @@ def convert_run(
     """What one log shows, read by the validator's own log checks in MLPerf's dialect, as result.json."""
     folder = f"run_{number}"
     resolved = inputs.resolved
-    data = RunData(folder, number, f"{resolved.spec.id}/{folder}")
-    LogCheck(log, f"{data.folder}/log.txt", data, Findings(), resolved, inputs.meta, False, inputs.dialect).run_all()
+    path = f"{resolved.spec.id}/{folder}"
+    reading = LogCheck(log, f"{path}/log.txt", Findings(), resolved, inputs.meta, False, inputs.dialect).run_all()
+    data = RunData.of_log(folder, number, path, reading)
     run = RunImport(folder, file, data, _result(inputs, data, log), epochs=epochs_trained(log))
     trace = None
     if power is not None and power.nodes:

@@ -1,13 +1,16 @@
-"""Physical bounds on results: datasheet facts of accelerators (peak rates, bandwidth, power), best-known rates."""
+"""Physical bounds on results: datasheet facts of accelerators (peak rates, bandwidth, power), best-known results."""
 
 from __future__ import annotations
 
 from specbench.physics.best_known import (
     BEST_KNOWN_FILE,
+    BestKnownEnergy,
     BestKnownRate,
     BestKnownTable,
     best_known,
+    best_known_energy,
     load_best_known,
+    markdown_energies,
     markdown_rates,
 )
 from specbench.physics.devices import (
@@ -32,6 +35,7 @@ __all__ = [
     "DEVICES_FILE",
     "ENERGY_MARGIN",
     "PRECISIONS",
+    "BestKnownEnergy",
     "BestKnownRate",
     "BestKnownTable",
     "DeviceFacts",
@@ -39,9 +43,11 @@ __all__ = [
     "Precision",
     "Source",
     "best_known",
+    "best_known_energy",
     "load_best_known",
     "load_devices",
     "lookup",
+    "markdown_energies",
     "markdown_rates",
     "markdown_sources",
     "markdown_table",

@@ -1,15 +1,34 @@
-"""One BENCHMARK folder: submission.yaml, the spec it names, each run folder, and the rules across runs."""
+"""One BENCHMARK folder: submission.yaml, the spec it names, each run folder, and the rules across runs.
+
+Each phase returns its own frozen result; `RunData` is where they are assembled, in one place per phase:
+
+1. Log (`read_run`): `logcheck.check_log` reads log.txt, with the spec and submission.yaml, and returns a
+   `LogReading`: `LogFacts` (parsed log, run_start_ms, run_stop_ms, stop_status, seed) and `RunVerdict`
+   (evaluations, best, reached, credited, status, reason). `read_run` makes the run of it with
+   state.json's status and result.json (`RunData.of_log`).
+2. Power (`validate._check`): `powercheck.check_power` reads each run's power.csv and power.json, its
+   window (run_start_ms, run_stop_ms) and result.json's claim, and returns each run's `PowerData` (None
+   where the trace was not analysed); `_check` keeps it as `run.power`.
+3. Evidence (`finish_benchmark`): `evidence.check_evidence` reads the log, status, credited quality,
+   duration and power of each run, and returns a `RunEvidence` (samples, accounts, quality_in_range);
+   `finish_benchmark` keeps it as `run.samples` and `run.accounts`, and drops `run.best` where a quality
+   value lies outside its metric's range.
+
+Every other check only reads the runs and adds findings. After validation, `across.fingerprint_logs`
+keeps a digest of each log as `run.log_fingerprint`, so that the parsed log may be dropped.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
 from specbench.formats.mllog import parse_log
 from specbench.spec.models import Strict
-from specbench.spec.resolve import ResolvedSpec, resolve_once
+from specbench.spec.resolve import resolve_once
 from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
 from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, SystemDescription
 from specbench.validator.bounds import check_bounds
@@ -23,7 +42,7 @@ from specbench.validator.identity import check_trace as check_trace_identity
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mlperf import dialect_for
-from specbench.validator.model import BenchmarkData, RunData
+from specbench.validator.model import BenchmarkData, LogReading, RunData, RunVerdict
 from specbench.validator.physics import DevicePhysics, check_trace_devices, is_ranked
 from specbench.validator.physics import check_run as check_physics
 from specbench.validator.powercheck import PowerTask, power_task
@@ -111,7 +130,11 @@ def finish_benchmark(
     """Last phase, once every run's power is known: the evidence's numbers, result.json, the rules across runs."""
     physics = DevicePhysics.of(system, ctx.devices)
     ranked = is_ranked(bench)
-    check_evidence(ctx.findings, bench, system, system_file, physics.peak(bench.meta))
+    evidence = check_evidence(ctx.findings, bench, system, system_file, physics.peak(bench.meta))
+    for run, found in zip(bench.runs, evidence, strict=True):
+        run.samples, run.accounts = found.samples, found.accounts
+        if not found.quality_in_range:
+            run.best = None
     devices = SystemDevices.of(system)
     for run in bench.runs:
         check_physics(ctx.findings, run, bench, physics, devices)
@@ -204,8 +227,8 @@ def _parse(text: str) -> Any:
 
 
 def read_run(ctx: Context, bench_name: str, name: str, number: int, bench: BenchmarkData) -> RunData:
+    """The first phase of one run: its folder, state.json, result.json and log, assembled as its `RunData`."""
     folder = f"{bench_name}/{name}"
-    run = RunData(name, number, folder)
     files, dirs = ctx.tree.children(folder)
     for extra in [*(f for f in files if f not in RUN_REQUIRED + RUN_OPTIONAL), *dirs]:
         ctx.findings.add(
@@ -215,27 +238,28 @@ def read_run(ctx: Context, bench_name: str, name: str, number: int, bench: Bench
     result, result_file = load_model(ctx, f"{folder}/result.json", RunResult, RESULT_FORMAT_VERSION)
     if result_file is not None:
         ctx.loaded[result_file.file] = result_file
-    run.state = state.status if state is not None else None
-    run.result = result
-    incomplete = run.state in ("running", "incomplete") or (result is not None and result.status == "incomplete")
-    _check_log(ctx, run, bench.spec, bench, incomplete)
-    if run.state in ("running", "incomplete"):
-        run.status, run.reason = "incomplete", f"state.json says {run.state}: the run was interrupted"
-    if run.status == "incomplete":
-        ctx.findings.add("SB-RUN-005", folder, f"expected a finished run, found it incomplete: {run.reason}")
-    return run
+    status = state.status if state is not None else None
+    interrupted = status in ("running", "incomplete")
+    incomplete = interrupted or (result is not None and result.status == "incomplete")
+    reading = _check_log(ctx, folder, bench, incomplete)
+    verdict = reading.verdict
+    if interrupted:
+        verdict = replace(verdict, status="incomplete", reason=f"state.json says {status}: the run was interrupted")
+    if verdict.status == "incomplete":
+        ctx.findings.add("SB-RUN-005", folder, f"expected a finished run, found it incomplete: {verdict.reason}")
+    return RunData.of_log(name, number, folder, replace(reading, verdict=verdict), state=status, result=result)
 
 
-def _check_log(ctx: Context, run: RunData, spec: ResolvedSpec | None, bench: BenchmarkData, incomplete: bool) -> None:
-    rel = f"{run.folder}/log.txt"
+def _check_log(ctx: Context, folder: str, bench: BenchmarkData, incomplete: bool) -> LogReading:
+    rel = f"{folder}/log.txt"
+    unread = LogReading(None, RunVerdict("incomplete", "no readable log"))
     if not ctx.tree.has(rel):
         if rel not in ctx.tree.refused:
             ctx.findings.add("SB-STR-002", rel, "expected log.txt (the MLLOG log of the run), found no such file")
-        run.status, run.reason = "incomplete", "no readable log"
-        return
+        return unread
     raw = ctx.tree.read(rel)
     text = decode(raw, rel, ctx.findings) if raw is not None else None
     if text is None:
-        run.status, run.reason = "incomplete", "no readable log"
-        return
-    check_log(parse_log(text), rel, run, ctx.findings, spec, bench.meta, incomplete, dialect_for(ctx.imported, bench))
+        return unread
+    dialect = dialect_for(ctx.imported, bench)
+    return check_log(parse_log(text), rel, ctx.findings, bench.spec, bench.meta, incomplete, dialect)

@@ -1,10 +1,11 @@
-"""Physical and best-known bounds on a run's claim: energy floor, idle from the trace, best-known rate.
+"""Physical and best-known bounds on a run's claim: energy floor, idle from the trace, best-known rate and energy.
 
 A forged submission can be made self-consistent (every file agrees, the manifest is re-signed), so
 these checks compare the claim with facts outside it: the device table's least energy per FLOP and
 idle floor (docs/devices.md), the device's own idle power in the trace before run_start, and the
-best-known per-device rate of each workload and device. A rate beyond the best-known one, or one
-with no best-known row, is *unconfirmed*: not ranked until `specbench reproduce` settles it.
+best-known per-device rate and energy per sample of each workload and device. A rate beyond the
+best-known one, an energy per sample below it, or either without a best-known row, is
+*unconfirmed*: not ranked until `specbench reproduce` settles it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from specbench.accounting.accounts import spec_flops_per_sample
-from specbench.physics import BestKnownRate, DeviceFacts, best_known, load_best_known
+from specbench.physics import (
+    BestKnownEnergy,
+    BestKnownRate,
+    DeviceFacts,
+    best_known,
+    best_known_energy,
+    load_best_known,
+)
 from specbench.validator.context import Context
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.findings import Findings
@@ -24,7 +32,7 @@ from specbench.validator.powermeta import power_files, read_metadata, read_sampl
 from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S
 from specbench.validator.tracefile import Series
 
-UNCONFIRMED_CODES: frozenset[str] = frozenset({"SB-BND-005", "SB-BND-006"})
+UNCONFIRMED_CODES: frozenset[str] = frozenset({"SB-BND-005", "SB-BND-006", "SB-BND-007", "SB-BND-008"})
 """Codes meaning "beyond (or without) a best-known result: unconfirmed, not ranked until reproduced"."""
 
 IDLE_QUANTILE = 0.1
@@ -82,38 +90,72 @@ class RateClaim:
 
 
 @dataclass(frozen=True)
+class MeasuredShare:
+    """A run's measured accelerators: their energy over the window and their share of the trained devices' work."""
+
+    energy_j: float
+    share: float
+    """Measured devices (x logical devices per package) / trained devices, at most 1."""
+    devices: int
+    device_seconds: float
+    """The window's duration summed over the measured devices."""
+
+
+@dataclass(frozen=True)
+class EnergyClaim:
+    """A run's accelerator energy per sample, per device as the rate is: the measured devices' energy over
+    their share of the samples (the recomputed accounts' samples of the timed window)."""
+
+    energy_j_per_sample: float
+    energy_j: float
+    samples: int
+    share: float
+    devices: int
+
+
+@dataclass(frozen=True)
 class RunBounds:
     run: str
     energy: EnergyFloor | None
     idle: tuple[TraceIdle, ...]
     rate: RateClaim | None
+    spent: EnergyClaim | None
 
 
 @dataclass(frozen=True)
 class BenchmarkBounds:
-    """What the bounds checks found for one benchmark: its best-known row (None: none) and each run's facts."""
+    """What the bounds checks found for one benchmark: its best-known rows (None: none) and each run's facts."""
 
     best: BestKnownRate | None
+    best_energy: BestKnownEnergy | None
     runs: tuple[RunBounds, ...]
 
 
 def check_bounds(ctx: Context, bench: BenchmarkData, physics: DevicePhysics, devices: SystemDevices) -> BenchmarkBounds:
-    """Every run's energy floor, idle from its trace and rate against the best-known one; findings for each."""
+    """Every run's energy floor, idle from its trace, rate and energy per sample against the best-known ones;
+    findings for each."""
     findings, facts = ctx.findings, physics.facts
     ranked = bench.spec is not None and bench.spec.ranked
-    best = best_known(bench.meta.spec_id, _variant(bench), facts.name if facts else None) if bench.meta else None
+    key = (bench.meta.spec_id, _variant(bench), facts.name if facts else None) if bench.meta else None
+    best = best_known(*key) if key else None
+    best_energy = best_known_energy(*key) if key else None
+    spent = [energy_claim(run, facts, devices) for run in bench.runs]
     if ranked and best is None and bench.meta is not None:
         _no_best_known(findings, bench, physics)
+    if ranked and best_energy is None and bench.meta is not None and any(c is not None for c in spent):
+        _no_best_energy(findings, bench, physics)
     runs = []
-    for run in bench.runs:
+    for run, claim in zip(bench.runs, spent, strict=True):
         energy = check_energy(findings, run, bench, facts, devices) if facts is not None else None
         idle = trace_idles(ctx, run)
         check_trace_idle(findings, run, facts, idle, ranked)
         rate = rate_claim(run, devices)
         if ranked and rate is not None and best is not None:
             check_rate(findings, run, rate, best)
-        runs.append(RunBounds(run.name, energy, idle, rate))
-    return BenchmarkBounds(best, tuple(runs))
+        if ranked and claim is not None and best_energy is not None:
+            check_energy_per_sample(findings, run, claim, best_energy)
+        runs.append(RunBounds(run.name, energy, idle, rate, claim))
+    return BenchmarkBounds(best, best_energy, tuple(runs))
 
 
 def check_energy(
@@ -132,25 +174,60 @@ def energy_floor(run: RunData, bench: BenchmarkData, facts: DeviceFacts, devices
     FLOPs are the ones computed (the spec's FLOPs per sample x the samples the log shows), whatever the
     spec's accounting ranks; the measured devices' share of them is measured / trained devices.
     """
-    if run.power is None or run.accounts is None or bench.spec is None or bench.meta is None:
+    if run.accounts is None or bench.spec is None or bench.meta is None:
         return None
     per_sample = spec_flops_per_sample(bench.spec, bench.meta.hyperparameters)
     least = facts.least_energy_j_per_flop
     samples = run.accounts.samples
-    measured = [e for e in run.power.devices if e.scope == "accelerator" and e.energy_j is not None]
-    if per_sample is None or least is None or samples is None or not measured:
+    measured = measured_share(run, facts.logical_devices, devices)
+    if per_sample is None or least is None or samples is None or measured is None:
         return None
-    listed = len(measured) * facts.logical_devices
-    trained = devices.trained or listed
     return EnergyFloor(
-        measured_j=math.fsum(e.energy_j or 0.0 for e in measured),
+        measured_j=measured.energy_j,
         flops=per_sample * samples,
-        share=min(1.0, listed / trained),
+        share=measured.share,
         least_j_per_flop=least,
         idle_floor_w=facts.idle_floor_w,
-        device_seconds=math.fsum(e.duration_s for e in measured),
-        devices=len(measured),
+        device_seconds=measured.device_seconds,
+        devices=measured.devices,
     )
+
+
+def measured_share(run: RunData, logical_devices: int, devices: SystemDevices) -> MeasuredShare | None:
+    """The run's measured accelerators over its window (the trace's recomputed energy); None without any.
+
+    Their share of the work is measured devices x logical devices per package / trained devices, at most 1:
+    a device measured beyond those that trained adds its energy and no samples.
+    """
+    if run.power is None:
+        return None
+    measured = [e for e in run.power.devices if e.scope == "accelerator" and e.energy_j is not None]
+    if not measured:
+        return None
+    listed = len(measured) * logical_devices
+    trained = devices.trained or listed
+    return MeasuredShare(
+        energy_j=math.fsum(e.energy_j or 0.0 for e in measured),
+        share=min(1.0, listed / trained),
+        devices=len(measured),
+        device_seconds=math.fsum(e.duration_s for e in measured),
+    )
+
+
+def energy_claim(run: RunData, facts: DeviceFacts | None, devices: SystemDevices) -> EnergyClaim | None:
+    """The run's accelerator energy per sample: measured energy / (samples x the measured devices' share).
+
+    Samples are the recomputed accounts' (the log's, over the window the trace's energy covers); None where the
+    run has no measured accelerator or no samples.
+    """
+    accounts = run.accounts
+    if accounts is None or accounts.samples is None or accounts.samples <= 0:
+        return None
+    measured = measured_share(run, facts.logical_devices if facts is not None else 1, devices)
+    if measured is None:
+        return None
+    per_sample = measured.energy_j / (accounts.samples * measured.share)
+    return EnergyClaim(per_sample, measured.energy_j, accounts.samples, measured.share, measured.devices)
 
 
 def trace_idles(ctx: Context, run: RunData) -> tuple[TraceIdle, ...]:
@@ -269,6 +346,23 @@ def check_rate(findings: Findings, run: RunData, rate: RateClaim, best: BestKnow
     )
 
 
+def check_energy_per_sample(findings: Findings, run: RunData, claim: EnergyClaim, best: BestKnownEnergy) -> None:
+    """Energy per sample below the best-known one x (1 - energy margin) is unconfirmed."""
+    table = load_best_known()
+    limit = table.energy_limit(best)
+    if claim.energy_j_per_sample >= limit:
+        return
+    share = f" x {claim.share:.3g} (measured / trained devices)" if claim.share < 1 else ""
+    findings.add(
+        "SB-BND-007",
+        f"{run.folder}/power.csv",
+        f"expected at least {limit:.5g} J per sample ({best.energy_j_per_sample:.5g}, the best known for "
+        f"{best.describe()}, - {table.energy_margin:.0%}; {best.source.title}), found {claim.energy_j_per_sample:.5g} "
+        f"({claim.energy_j:,.1f} J on {claim.devices} measured device(s) / {claim.samples} samples{share}): "
+        "unconfirmed, not ranked until `specbench reproduce` confirms it",
+    )
+
+
 def _variant(bench: BenchmarkData) -> str | None:
     """The model variant the hyperparameters choose, where the spec has variants."""
     if bench.spec is None or bench.meta is None or not bench.spec.spec.workload.variants:
@@ -277,7 +371,8 @@ def _variant(bench: BenchmarkData) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def _no_best_known(findings: Findings, bench: BenchmarkData, physics: DevicePhysics) -> None:
+def _workload_on_device(bench: BenchmarkData, physics: DevicePhysics) -> str:
+    """'SPEC (VARIANT) on DEVICE' for the messages of a missing best-known row."""
     assert bench.meta is not None
     variant = _variant(bench)
     workload = bench.meta.spec_id + (f" ({variant})" if variant else "")
@@ -287,11 +382,25 @@ def _no_best_known(findings: Findings, bench: BenchmarkData, physics: DevicePhys
         device = f"{physics.model!r}, which the device table does not list"
     else:
         device = "no accelerator"
+    return f"{workload} on {device}"
+
+
+def _no_best_known(findings: Findings, bench: BenchmarkData, physics: DevicePhysics) -> None:
     findings.add(
         "SB-BND-006",
         f"{bench.name}/submission.yaml",
-        f"expected a best-known rate for {workload} on {device} (specbench/physics/best_known.yaml), found none: "
-        "unconfirmed, not ranked until `specbench reproduce` confirms it",
+        f"expected a best-known rate for {_workload_on_device(bench, physics)} (specbench/physics/best_known.yaml), "
+        "found none: unconfirmed, not ranked until `specbench reproduce` confirms it",
+    )
+
+
+def _no_best_energy(findings: Findings, bench: BenchmarkData, physics: DevicePhysics) -> None:
+    findings.add(
+        "SB-BND-008",
+        f"{bench.name}/submission.yaml",
+        f"expected a best-known energy per sample for {_workload_on_device(bench, physics)} "
+        "(specbench/physics/best_known.yaml), found none: unconfirmed, not ranked until `specbench reproduce` "
+        "confirms it",
     )
 
 

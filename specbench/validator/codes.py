@@ -389,6 +389,20 @@ CODES: dict[str, Code] = _codes(
         "unconfirmed, not ranked until `specbench reproduce` confirms it; add a best-known row with its source to "
         "specbench/physics/best_known.yaml",
     ),
+    (
+        "SB-BND-007",
+        "warning",
+        "energy per sample below the best-known result",
+        "unconfirmed, not ranked until `specbench reproduce` confirms it; a confirmed result becomes the new "
+        "best-known energy row of specbench/physics/best_known.yaml",
+    ),
+    (
+        "SB-BND-008",
+        "warning",
+        "no best-known energy per sample for this workload and device",
+        "unconfirmed, not ranked until `specbench reproduce` confirms it; add a best-known energy row with its source "
+        "to specbench/physics/best_known.yaml",
+    ),
     # identity: names the scorer groups and compares by are plain text
     (
         "SB-IDN-001",

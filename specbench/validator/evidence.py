@@ -3,7 +3,8 @@
 Samples come from the log's block or evaluation `samples_count` and must agree with what the spec
 makes of the declared hyperparameters (timed steps x global batch x sequence length; epochs x the
 training set); devices come from system.yaml and must agree with the world size and the trace. The
-recomputed numbers (`RunData.accounts`) are what result.json is compared with and what the scorer ranks.
+recomputed numbers (`RunEvidence.accounts`, kept as `RunData.accounts`) are what result.json is compared
+with and what the scorer ranks.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.accounting.accounts import Evidence, Problem, account
+from specbench.accounting.accounts import Accounts, Evidence, Problem, account
 from specbench.formats.mllog import ParsedLog
 from specbench.spec.system import SystemDescription
 from specbench.validator.declared import Breach, system_breaches
@@ -111,6 +112,16 @@ def _log_epochs(log: ParsedLog) -> float | None:
     return best if best is not None and 0 <= best < 1e9 else None
 
 
+@dataclass(frozen=True)
+class RunEvidence:
+    """The evidence phase's result for one run: its samples and numbers, and whether its quality values are
+    within the metric's range (when not, the run's best quality is not believed)."""
+
+    samples: int | None = None
+    accounts: Accounts | None = None
+    quality_in_range: bool = True
+
+
 @dataclass
 class EvidenceCheck:
     findings: Findings
@@ -167,10 +178,11 @@ class EvidenceCheck:
             previous = count
         return True
 
-    def check_quality_range(self, run: RunData, metric: str) -> None:
+    def check_quality_range(self, run: RunData, metric: str) -> bool:
+        """Whether every evaluation lies within the metric's range (SB-ACC-003 for the first that does not)."""
         bounds = UNIT_RANGES.get(metric)
         if bounds is None or run.log is None:
-            return
+            return True
         low, high = bounds
         for event in run.log.all("eval_accuracy"):
             value = event.value
@@ -184,8 +196,8 @@ class EvidenceCheck:
                     line=event.line,
                     json_path="value",
                 )
-                run.best = None
-                return
+                return False
+        return True
 
     def check_system(self) -> None:
         """Accelerators declared vs processes that trained (one process per accelerator)."""
@@ -216,12 +228,11 @@ class EvidenceCheck:
                     json_path="event_type",
                 )
 
-    def run_accounts(self, run: RunData, peak: float | None) -> None:
+    def run_accounts(self, run: RunData, peak: float | None) -> RunEvidence:
         self.check_event_types(run)
         samples = self.check_samples(run)
         quality = self.bench.spec.spec.quality if self.bench.spec else None
-        if quality is not None:
-            self.check_quality_range(run, quality.metric)
+        in_range = self.check_quality_range(run, quality.metric) if quality is not None else True
         evidence = Evidence(
             duration_s=run.duration_s,
             samples=samples,
@@ -229,8 +240,7 @@ class EvidenceCheck:
             energy_j=run.power.energy_j if run.power else None,
             devices=self.devices.trained or 1,
         )
-        run.samples = samples
-        run.accounts = account(self.problem, evidence, peak)
+        return RunEvidence(samples, account(self.problem, evidence, peak), in_range)
 
 
 def check_evidence(
@@ -239,15 +249,17 @@ def check_evidence(
     system: SystemDescription | None,
     system_file: Loaded | None,
     peak: float | None = None,
-) -> None:
-    """Recompute every run's numbers from the evidence into `run.accounts`, with findings where it contradicts."""
+) -> list[RunEvidence]:
+    """Every run's numbers recomputed from the evidence, in the runs' order, with findings where it contradicts.
+
+    Without a spec or submission.yaml nothing can be recomputed: each run's result is empty.
+    """
     if bench.spec is None or bench.meta is None:
-        return
+        return [RunEvidence() for _ in bench.runs]
     problem = Problem.of(bench.spec, bench.meta.hyperparameters)
     check = EvidenceCheck(findings, bench, problem, SystemDevices.of(system), system_file)
     check.check_system()
-    for run in bench.runs:
-        check.run_accounts(run, peak)
+    return [check.run_accounts(run, peak) for run in bench.runs]
 
 
 def result_devices_problem(devices: SystemDevices, found: Any) -> str | None:

@@ -15,9 +15,9 @@ from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
-from specbench.validator.logquality import QualityCheck
+from specbench.validator.logquality import Quality, QualityCheck
 from specbench.validator.mlperf_log import MlperfLogRules
-from specbench.validator.model import RunData
+from specbench.validator.model import LogFacts, LogReading, RunData
 from specbench.validator.values import is_int, is_number, same, show
 
 REQUIRED_POINTS = (
@@ -50,11 +50,10 @@ SUBMISSION_STATUSES = ("onprem", "cloud")
 
 @dataclass
 class LogCheck:
-    """One log's checks; fills the run's parsed data (times, seed, evaluations, quality, status) as it goes."""
+    """One log's checks; returns what the log shows (times, seed, evaluations, quality, status) as a `LogReading`."""
 
     log: ParsedLog
     file: str
-    run: RunData
     findings: Findings
     spec: ResolvedSpec | None
     meta: SubmissionMeta | None
@@ -66,7 +65,7 @@ class LogCheck:
     def add(self, code: str, event: LogEvent | None, message: str, json_path: str = "") -> None:
         self.findings.add(code, self.file, message, line=event.line if event else None, json_path=json_path)
 
-    def run_all(self) -> None:
+    def run_all(self) -> LogReading:
         for problem in self.log.problems:
             self.findings.add("SB-LOG-001", self.file, problem.message, line=problem.line, column=problem.column)
         if self.mlperf is not None:
@@ -78,19 +77,20 @@ class LogCheck:
             self.check_order()
             self.check_time()
         self.check_values()
-        self.record_run()
+        facts = self.read_facts()
         if self.meta is not None and self.mlperf is None:
             self.check_identity(self.meta)
-        quality = QualityCheck(self, self.run, self.spec, self.incomplete, self.mlperf is not None, self.broken)
+        check = QualityCheck(self, facts.stop_status, self.spec, self.incomplete, self.mlperf is not None, self.broken)
+        quality = Quality()
         if self.spec is not None:
             self.check_problem(self.spec)
             if self.meta is not None:
                 self.check_hyperparameters(self.spec, self.meta)
             if self.spec.spec.kind == "time_to_quality":
-                quality.check_quality(self.spec)
+                quality = check.check_quality(self.spec)
             else:
-                quality.check_blocks()
-        quality.decide_status()
+                check.check_blocks()
+        return LogReading(facts, check.decide_status(quality))
 
     # structure of the event stream
 
@@ -226,15 +226,13 @@ class LogCheck:
                     "metadata.epoch_num",
                 )
 
-    def record_run(self) -> None:
-        run = self.run
+    def read_facts(self) -> LogFacts:
+        """The timed window, run_stop's status and the seed, with a finding for a status MLLOG does not know."""
         start, stop, seed = self.log.first("run_start"), self.log.first("run_stop"), self.log.first("seed")
-        run.log = self.log
-        run.run_start_ms = start.time_ms if start else None
-        run.run_stop_ms = stop.time_ms if stop else None
+        stop_status = None
         if stop is not None:
             status = stop.metadata.get("status")
-            run.stop_status = status if isinstance(status, str) else None
+            stop_status = status if isinstance(status, str) else None
             if status not in STOP_STATUSES:
                 self.add(
                     "SB-LOG-007",
@@ -242,7 +240,13 @@ class LogCheck:
                     f"expected run_stop metadata status to be one of {', '.join(STOP_STATUSES)}, found {show(status)}",
                     "metadata.status",
                 )
-        run.seed = seed.value if seed is not None and is_int(seed.value) else None
+        return LogFacts(
+            log=self.log,
+            run_start_ms=start.time_ms if start else None,
+            run_stop_ms=stop.time_ms if stop else None,
+            stop_status=stop_status,
+            seed=seed.value if seed is not None and is_int(seed.value) else None,
+        )
 
     def check_identity(self, meta: SubmissionMeta) -> None:
         division = "open" if meta.level == "free" else "closed"
@@ -325,15 +329,14 @@ def _for(ident: object) -> str:
 def check_log(
     log: ParsedLog,
     file: str,
-    run: RunData,
     findings: Findings,
     spec: ResolvedSpec | None,
     meta: SubmissionMeta | None,
     incomplete: bool,
     mlperf: MlperfDialect | None = None,
-) -> None:
-    """Check one parsed log and fill `run` with what it shows (by MLPerf's log rules for an imported MLPerf log)."""
-    LogCheck(log, file, run, findings, spec, meta, incomplete, mlperf).run_all()
+) -> LogReading:
+    """Check one parsed log and return what it shows (by MLPerf's log rules for an imported MLPerf log)."""
+    return LogCheck(log, file, findings, spec, meta, incomplete, mlperf).run_all()
 
 
 def check_seeds(findings: Findings, runs: Iterable[RunData], log_name: str = "log.txt") -> None:

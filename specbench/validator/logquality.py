@@ -12,18 +12,32 @@ from specbench.accounting.quality import comparison, meets, spec_outcome
 from specbench.formats.mllog import LogEvent
 from specbench.spec.resolve import ResolvedSpec
 from specbench.validator.mlperf_log import LogSink, check_schedule
-from specbench.validator.model import Evaluation, RunData
+from specbench.validator.model import Evaluation, RunStatus, RunVerdict
 from specbench.validator.values import is_int, is_number, show
 
 EPS = 1e-9
 
 
+@dataclass(frozen=True)
+class Quality:
+    """A log's evaluations and what they show against the target (all empty for a run without one)."""
+
+    evaluations: tuple[Evaluation, ...] = ()
+    best: float | None = None
+    reached: bool | None = None
+    credited: float | None = None
+
+    def verdict(self, status: RunStatus, reason: str | None) -> RunVerdict:
+        return RunVerdict(status, reason, self.evaluations, self.best, self.reached, self.credited)
+
+
 @dataclass
 class QualityCheck:
-    """One log's evaluations or blocks, and the status of its run; fills the run's quality and status."""
+    """One log's evaluations or blocks, and the status of its run; returns them as the run's verdict."""
 
     check: LogSink
-    run: RunData
+    stop_status: str | None
+    """run_stop's status as the log states it (validator.logcheck)."""
     spec: ResolvedSpec | None
     incomplete: bool
     mlperf: bool
@@ -31,7 +45,7 @@ class QualityCheck:
     broken: list[str] = field(default_factory=list)
     """Why an imported MLPerf log counts as failed under MLPerf's log rules."""
 
-    def check_quality(self, spec: ResolvedSpec) -> None:
+    def check_quality(self, spec: ResolvedSpec) -> Quality:
         quality = spec.spec.quality
         assert quality is not None
         evaluations = []
@@ -47,7 +61,6 @@ class QualityCheck:
                 )
             if is_number(event.value) and is_number(epoch):
                 evaluations.append(Evaluation(float(epoch), float(event.value), event.time_ms, event.line))
-        self.run.evaluations = evaluations
         if not evaluations and not self.incomplete and not self.mlperf:
             self.check.add(
                 "SB-LOG-002", None, "expected at least one eval_accuracy in a time-to-quality run, found none"
@@ -59,7 +72,7 @@ class QualityCheck:
         budget = spec.spec.budget.epochs
         counted = [e.value for e in evaluations if budget is None or e.epoch <= budget + EPS]
         outcome = spec_outcome(spec.spec, counted)
-        self.run.best, self.run.reached, self.run.credited = outcome.best, outcome.met, outcome.credited
+        return Quality(tuple(evaluations), outcome.best, outcome.met, outcome.credited)
 
     def check_cadence(self, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
         quality, budget = spec.spec.quality, spec.spec.budget.epochs
@@ -106,65 +119,61 @@ class QualityCheck:
                     "metadata.samples_count",
                 )
 
-    def decide_status(self) -> None:
-        run, stop = self.run, self.check.log.first("run_stop")
+    def decide_status(self, quality: Quality) -> RunVerdict:
+        """The run's status and why, from run_stop, the quality reached and (imported logs) MLPerf's log rules."""
+        stop = self.check.log.first("run_stop")
         if stop is None and not self.mlperf:
-            run.status, run.reason = "incomplete", "the log has no run_stop"
-            return
+            return quality.verdict("incomplete", "the log has no run_stop")
         if self.spec is not None and self.spec.spec.trains_whole_budget:
-            self.decide_budget_status(stop)
-            return
+            return self.decide_budget_status(stop, quality)
         kind_ttq = self.spec is not None and self.spec.spec.kind == "time_to_quality"
         if kind_ttq and stop is not None:
-            self._check_stop_status(stop)
-        if stop is not None and run.stop_status == "success" and (not kind_ttq or run.reached) and not self.broken:
-            run.status, run.reason = "success", None
-            return
-        run.status = "failed"
-        if kind_ttq and not run.reached and self.spec is not None:
-            self._target_missed(self.spec, stop)
+            self._check_stop_status(stop, quality)
+        if stop is not None and self.stop_status == "success" and (not kind_ttq or quality.reached) and not self.broken:
+            return quality.verdict("success", None)
+        if kind_ttq and not quality.reached and self.spec is not None:
+            reason = self._target_missed(self.spec, stop, quality)
         elif self.broken:
-            run.reason = f"MLPerf log rule broken: {self.broken[0]}"
+            reason = f"MLPerf log rule broken: {self.broken[0]}"
         else:
-            run.reason = f"run_stop status {show(run.stop_status)}"
+            reason = f"run_stop status {show(self.stop_status)}"
+        return quality.verdict("failed", reason)
 
-    def _target_missed(self, spec: ResolvedSpec, stop: LogEvent | None) -> None:
-        run, quality = self.run, spec.spec.quality
+    def _target_missed(self, spec: ResolvedSpec, stop: LogEvent | None, outcome: Quality) -> str:
+        """SB-LOG-009, and the failed run's reason."""
+        quality = spec.spec.quality
         assert quality is not None
         op = comparison(quality.direction)
         budget = spec.spec.budget.epochs
         within = f" within {budget:g} epochs" if budget is not None else ""
-        best = "no evaluation" if run.best is None else f"best {run.best:g}"
-        found = best if stop is not None else f"{best}{self._best_epoch()} and no run_stop"
-        run.reason = f"target {quality.metric} {op} {quality.target:g} not reached{within}: {found}"
+        best = "no evaluation" if outcome.best is None else f"best {outcome.best:g}"
+        found = best if stop is not None else f"{best}{_best_epoch(outcome)} and no run_stop"
         self.check.findings.add(
             "SB-LOG-009",
             self.check.file,
             f"expected {quality.metric} {op} {quality.target:g}{within}, found {found}; the run counts as failed",
             line=stop.line if stop is not None else self._last_line(),
         )
+        return f"target {quality.metric} {op} {quality.target:g} not reached{within}: {found}"
 
-    def decide_budget_status(self, stop: LogEvent | None) -> None:
+    def decide_budget_status(self, stop: LogEvent | None, outcome: Quality) -> RunVerdict:
         """HPC AI500: a run that trained its whole budget succeeds, below its target too (Valid FLOPS penalises it)."""
         assert self.spec is not None and self.spec.spec.quality is not None and stop is not None
-        run, spec = self.run, self.spec.spec
+        spec = self.spec.spec
         quality, budget = spec.quality, spec.budget.epochs
         assert quality is not None and budget is not None
-        last = run.evaluations[-1] if run.evaluations else None
-        if run.stop_status != "success":
-            run.status, run.reason = "failed", f"run_stop status {show(run.stop_status)}"
-            return
+        last = outcome.evaluations[-1] if outcome.evaluations else None
+        if self.stop_status != "success":
+            return outcome.verdict("failed", f"run_stop status {show(self.stop_status)}")
         if last is None or last.epoch < budget - EPS:
             found = "no evaluation" if last is None else f"the last evaluation at epoch {last.epoch:g}"
-            run.status, run.reason = "failed", f"the epoch budget of {budget:g} was not trained: {found}"
             self.check.add(
                 "SB-LOG-014",
                 stop,
                 f"expected training to the end of the epoch budget and an evaluation at epoch {budget:g} "
                 f"(HPC AI500 trains the whole budget), found {found}",
             )
-            return
-        run.status, run.reason = "success", None
+            return outcome.verdict("failed", f"the epoch budget of {budget:g} was not trained: {found}")
         if not meets(last.value, quality.target, quality.direction):
             self.check.findings.add(
                 "SB-LOG-013",
@@ -173,28 +182,30 @@ class QualityCheck:
                 f"budget, found {last.value:g}: ranked with its Valid FLOPS penalty",
                 line=last.line,
             )
-
-    def _best_epoch(self) -> str:
-        at = [e for e in self.run.evaluations if e.value == self.run.best]
-        return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""
+        return outcome.verdict("success", None)
 
     def _last_line(self) -> int | None:
         events = self.check.log.events
         return events[-1].line if events else None
 
-    def _check_stop_status(self, stop: LogEvent) -> None:
-        status = self.run.stop_status
-        if status == "success" and not self.run.reached:
+    def _check_stop_status(self, stop: LogEvent, quality: Quality) -> None:
+        status = self.stop_status
+        if status == "success" and not quality.reached:
             self.check.add(
                 "SB-LOG-007",
                 stop,
                 "expected status 'aborted' (no evaluation reached the target), found 'success'",
                 "metadata.status",
             )
-        elif status == "aborted" and self.run.reached:
+        elif status == "aborted" and quality.reached:
             self.check.add(
                 "SB-LOG-007",
                 stop,
                 "expected status 'success' (an evaluation reached the target), found 'aborted'",
                 "metadata.status",
             )
+
+
+def _best_epoch(quality: Quality) -> str:
+    at = [e for e in quality.evaluations if e.value == quality.best]
+    return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""

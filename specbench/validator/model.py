@@ -106,9 +106,46 @@ class PowerData:
         return self.energy_j / self.duration_s
 
 
+@dataclass(frozen=True)
+class LogFacts:
+    """What one run's log states, read once: the parsed log, the timed window, run_stop's status and the seed."""
+
+    log: ParsedLog
+    run_start_ms: float | None
+    run_stop_ms: float | None
+    stop_status: str | None
+    seed: int | None
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What one run's log shows against its problem: the evaluations, the quality outcome and the run's status.
+
+    `reached`, `best` and `credited` stay None where the run has no quality target (a throughput run).
+    """
+
+    status: RunStatus
+    reason: str | None
+    evaluations: tuple[Evaluation, ...] = ()
+    best: float | None = None
+    reached: bool | None = None
+    credited: float | None = None
+
+
+@dataclass(frozen=True)
+class LogReading:
+    """The log phase's result for one run: its facts (None when there is no readable log) and its verdict."""
+
+    facts: LogFacts | None
+    verdict: RunVerdict
+
+
 @dataclass
 class RunData:
-    """One run as the log, the trace and result.json show it."""
+    """One run as the log, the trace and result.json show it: each phase's result, assembled for the scorer.
+
+    The phases and the fields each fills are listed in validator.benchmark.
+    """
 
     name: str
     number: int
@@ -135,6 +172,37 @@ class RunData:
     """Every number of the run recomputed from the evidence: what result.json must say and what is ranked."""
     log_fingerprint: str | None = None
     """A digest of the log's timed events (validator.across), kept where the parsed log is dropped."""
+
+    @classmethod
+    def of_log(
+        cls,
+        name: str,
+        number: int,
+        folder: str,
+        reading: LogReading,
+        state: str | None = None,
+        result: RunResult | None = None,
+    ) -> RunData:
+        """A run as its first phase leaves it: state.json's status, result.json, and what its log shows."""
+        facts, verdict = reading.facts, reading.verdict
+        return cls(
+            name,
+            number,
+            folder,
+            log=facts.log if facts else None,
+            run_start_ms=facts.run_start_ms if facts else None,
+            run_stop_ms=facts.run_stop_ms if facts else None,
+            stop_status=facts.stop_status if facts else None,
+            seed=facts.seed if facts else None,
+            evaluations=list(verdict.evaluations),
+            reached=verdict.reached,
+            best=verdict.best,
+            credited=verdict.credited,
+            status=verdict.status,
+            reason=verdict.reason,
+            state=state,
+            result=result,
+        )
 
     @property
     def duration_s(self) -> float | None:

@@ -1,7 +1,8 @@
 """Power checks of every run: the trace is there when claimed, readable, and holds up over the window.
 
 Each run is checked from its own power files only (`PowerTask`), so runs can be checked in
-parallel processes and their findings folded back in the runs' order.
+parallel processes and their findings folded back in the runs' order; `check_power` returns each
+run's energy over its window (`PowerData`) for the caller to keep on the run.
 """
 
 from __future__ import annotations
@@ -24,11 +25,20 @@ from specbench.validator.poweranalysis import TraceAnalysis, result_location
 from specbench.validator.powermeta import power_files, read_metadata, read_samples
 
 
+@dataclass(frozen=True)
+class TraceReading:
+    """What one run's power files show: where the trace was taken, and the energy over the run's window."""
+
+    origin: TraceOrigin | None = None
+    power: PowerData | None = None
+
+
 @dataclass
 class PowerCheck:
     ctx: Context
-    run: RunData
     folder: str
+    run_start_ms: float | None
+    run_stop_ms: float | None
     requirement: PowerRequirement | None
     result: RunResult | None
     result_file: Loaded | None
@@ -37,10 +47,11 @@ class PowerCheck:
     def add(self, code: str, file: str, message: str, **where: Any) -> None:
         self.ctx.findings.add(code, file, message, **where)
 
-    def run_all(self) -> TraceOrigin | None:
+    def run_all(self) -> TraceReading:
         """Check the claim against the files, then read them, then analyse the trace over the window.
 
-        Returns where the trace was taken (its hosts and devices) when power.json could be read.
+        Returns where the trace was taken (its hosts and devices) when power.json could be read, and
+        the energy over the window when the trace holds up.
         """
         tree, findings = self.ctx.tree, self.ctx.findings
         csv_rel, json_rel = power_files(self.folder)
@@ -61,20 +72,20 @@ class PowerCheck:
                     message="expected power.csv and power.json (result.json says measured), found none",
                     **result_location(self.result_file, self.folder, "power", "measured"),
                 )
-            return None
+            return TraceReading()
         for rel, present in ((csv_rel, has_csv), (json_rel, has_json)):
             if not present and rel not in tree.refused:
                 self.add("SB-STR-002", rel, "expected power.csv and power.json together, found only one of them")
         if not (has_csv and has_json):
-            return None
+            return TraceReading()
         meta = read_metadata(tree, json_rel, findings, SystemDevices.of(self.system).model)
         if meta is None:
-            return None
+            return TraceReading()
         trace = read_samples(tree, csv_rel, meta, findings)
         if trace is None or not claimed or self.requirement is None or self.result is None:
-            return meta.origin
-        if self.run.run_start_ms is None or self.run.run_stop_ms is None:
-            return meta.origin
+            return TraceReading(meta.origin)
+        if self.run_start_ms is None or self.run_stop_ms is None:
+            return TraceReading(meta.origin)
         analysis = TraceAnalysis(
             findings,
             self.folder,
@@ -82,11 +93,10 @@ class PowerCheck:
             self.result,
             self.result_file,
             self.system,
-            self.run.run_start_ms / 1000.0,
-            self.run.run_stop_ms / 1000.0,
+            self.run_start_ms / 1000.0,
+            self.run_stop_ms / 1000.0,
         )
-        self.run.power = analysis.analyse(meta, trace)
-        return meta.origin
+        return TraceReading(meta.origin, analysis.analyse(meta, trace))
 
 
 @dataclass
@@ -97,7 +107,9 @@ class PowerTask:
     limits: Limits
     files: dict[str, FileEntry]
     refused: set[str]
-    run: RunData
+    folder: str
+    run_start_ms: float | None
+    run_stop_ms: float | None
     requirement: PowerRequirement | None
     result: RunResult | None
     result_file: Loaded | None
@@ -117,13 +129,14 @@ def power_task(
     ctx: Context, run: RunData, requirement: PowerRequirement | None, system: SystemDescription | None
 ) -> PowerTask:
     names = power_files(run.folder)
-    light = RunData(run.name, run.number, run.folder, run_start_ms=run.run_start_ms, run_stop_ms=run.run_stop_ms)
     return PowerTask(
         root=ctx.tree.root,
         limits=ctx.limits,
         files={n: ctx.tree.files[n] for n in names if n in ctx.tree.files},
         refused={n for n in names if n in ctx.tree.refused},
-        run=light,
+        folder=run.folder,
+        run_start_ms=run.run_start_ms,
+        run_stop_ms=run.run_stop_ms,
         requirement=requirement,
         result=run.result,
         result_file=ctx.loaded.get(f"{run.folder}/result.json"),
@@ -136,16 +149,25 @@ def run_power_task(task: PowerTask) -> PowerOutcome:
     findings = Findings()
     tree = Tree(task.root, task.limits, findings, files=dict(task.files), refused=set(task.refused))
     ctx = Context(tree, findings, task.limits, SpecIndex())
-    check = PowerCheck(ctx, task.run, task.run.folder, task.requirement, task.result, task.result_file, task.system)
-    origin = check.run_all()
-    return PowerOutcome(findings.items, task.run.power, tree.digests, tree.oversize, origin)
+    check = PowerCheck(
+        ctx,
+        folder=task.folder,
+        run_start_ms=task.run_start_ms,
+        run_stop_ms=task.run_stop_ms,
+        requirement=task.requirement,
+        result=task.result,
+        result_file=task.result_file,
+        system=task.system,
+    )
+    reading = check.run_all()
+    return PowerOutcome(findings.items, reading.power, tree.digests, tree.oversize, reading.origin)
 
 
-def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs: int = 1) -> None:
-    """Run every run's power check, in up to `jobs` processes, and fold the outcomes into `ctx` and the runs.
+def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs: int = 1) -> list[PowerData | None]:
+    """Run every run's power check, in up to `jobs` processes; fold the findings and files read into `ctx`.
 
     Then the runs' origins are compared: every run of a benchmark traced on its first run's devices and
-    hosts, and those on system.yaml's hosts.
+    hosts, and those on system.yaml's hosts. Returns each run's energy over its window, in the runs' order.
     """
     busy = [t for t in tasks if t.files]
     if jobs > 1 and len(busy) > 1:
@@ -156,10 +178,10 @@ def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs:
         outcomes = [done[id(t)] if id(t) in done else run_power_task(t) for t in tasks]
     else:
         outcomes = [run_power_task(t) for t in tasks]
-    for run, outcome in zip(runs, outcomes, strict=True):
-        run.power = outcome.power
+    for outcome in outcomes:
         ctx.findings.items.extend(outcome.findings)
         ctx.tree.digests.update(outcome.digests)
         ctx.tree.oversize.update(outcome.oversize)
     system = tasks[0].system if tasks else None
     check_origins(ctx.findings, runs, [o.origin for o in outcomes], system_hostnames(system))
+    return [o.power for o in outcomes]

@@ -139,7 +139,8 @@ def _signature(ctx: Context, signers: AllowedSigners | None) -> SignatureInfo | 
 
 
 def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription | None, list[BenchmarkData]]:
-    """Every check of a listed submission: the manifest first, then system.yaml and each benchmark in three phases."""
+    """Every check of a listed submission: the manifest first, then system.yaml and each benchmark in the phases
+    that validator.benchmark lists (the power phase's results are kept on the runs here)."""
     check_manifest(ctx, target.benchmark)
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:
@@ -162,7 +163,9 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
         )
     read = [read_benchmark(ctx, name, system) for name in names]
     runs = [run for bench, _ in read for run in bench.runs]
-    check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
+    powers = check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
+    for run, power in zip(runs, powers, strict=True):
+        run.power = power
     benchmarks = [bench for bench, _ in read]
     check_provenance(ctx.findings, benchmarks, SystemDevices.of(system), ctx.tree.digests)
     if system is not None and system_file is not None:

@@ -24,7 +24,7 @@ from ruamel.yaml import YAML
 
 from specbench import files
 from specbench.formats.mlperf_import import log_benchmark_name
-from specbench.physics import best_known
+from specbench.physics import best_known, best_known_energy
 from specbench.power.base import Device, DeviceState, PowerValues
 from specbench.power.energy import EnergyAccumulator
 from specbench.power.sampler import Window
@@ -39,6 +39,8 @@ WALL_ORIGIN_S = 1_800_000_000.0
 MONO_OFFSET_S = WALL_ORIGIN_S - 1000.0
 """Monotonic time = wall time - this (the sampler records both clocks)."""
 POWER_LIMIT_W = 700.0
+DEVICE_ROW = "NVIDIA H200 SXM 141GB"
+"""The device table's row of the generated accelerators (NVML's `NVIDIA H200`)."""
 STAGGER_STEPS = 4999
 STAGGER_CLOCK_S = 6 * 3600.0
 """Each stagger step starts the clock this much later: longer than any generated submission's runs take."""
@@ -248,13 +250,30 @@ class Writer:
     @property
     def epoch_s(self) -> float:
         """Seconds per epoch: the option, but never faster than the devices' dense bf16 peak allows, nor (on a
-        ranked profile) than the workload's best-known rate on an H200 (specbench/physics/best_known.yaml)."""
+        ranked profile) than the workload's best-known rate on an H200 (specbench/physics/best_known.yaml), nor
+        than its best-known energy per sample allows at the generated power (`least_seconds`)."""
         s = self.spec.spec
+        train = s.workload.dataset.train_samples
         per_sample = self.flops_per_sample() or 0.0
-        floor = per_sample * s.workload.dataset.train_samples / (self.options.devices * 989.5e12)
-        best = best_known(s.id, self.variant, "NVIDIA H200 SXM 141GB") if self.spec.ranked else None
-        slowest = s.workload.dataset.train_samples / (self.options.devices * best.samples_per_s) if best else 0.0
-        return max(self.options.epoch_s, round(2 * floor, 1), math.ceil(slowest * 10) / 10)
+        floor = per_sample * train / (self.options.devices * 989.5e12)
+        best = best_known(s.id, self.variant, DEVICE_ROW) if self.spec.ranked else None
+        slowest = train / (self.options.devices * best.samples_per_s) if best else 0.0
+        return max(self.options.epoch_s, round(2 * floor, 1), math.ceil(slowest * 10) / 10, self.least_seconds(train))
+
+    @property
+    def throughput_s(self) -> float:
+        """Seconds of the timed block: the option, but never less than the best-known energy allows (`least_seconds`)."""
+        return max(self.options.throughput_s, self.least_seconds(self.throughput_samples))
+
+    def least_seconds(self, samples: int) -> float:
+        """On a ranked profile with power, the seconds in which the devices' mean power (`_base_w`) spends the
+        workload's best-known energy per sample on an H200 on `samples`, to a tenth up; 0 without an energy row."""
+        s = self.spec.spec
+        best = best_known_energy(s.id, self.variant, DEVICE_ROW) if self.spec.ranked and self.options.power else None
+        if best is None:
+            return 0.0
+        watts = math.fsum(_base_w(i) for i in range(len(self.devices)))
+        return math.ceil(best.energy_j_per_sample * samples / watts * 10) / 10
 
     def log_ttq(self, log: Log, n: int) -> dict[str, Any]:
         """Epochs 1..E, an evaluation at each cadence point; the `reach_epoch`-th evaluation meets the target."""
@@ -285,17 +304,21 @@ class Writer:
         log.end("run_stop", advance_ms=1, status="aborted" if failed and not whole else "success")
         return {"curve": curve, "epochs": last_epoch, "failed": failed and not whole, "below": failed}
 
-    def log_throughput(self, log: Log) -> dict[str, Any]:
+    @property
+    def throughput_samples(self) -> int:
+        """Samples of the timed steps: global batch (x sequence length where a sample is a token) x measured steps."""
         s = self.spec.spec
         assert s.throughput is not None
-        samples = self.hyperparameters["global_batch_size"] * s.throughput.measure_steps
+        samples: int = self.hyperparameters["global_batch_size"] * s.throughput.measure_steps
         if s.workload.sample_unit == "token":
             samples *= self.hyperparameters["sequence_length"]
+        return samples
+
+    def log_throughput(self, log: Log) -> dict[str, Any]:
+        samples = self.throughput_samples
         jitter = self.jitter_ms(499)
         log.start("block_start", advance_ms=500 - jitter, samples_count=samples, first_epoch_num=1)
-        log.end(
-            "block_stop", advance_ms=round(self.options.throughput_s * 1000), samples_count=samples, first_epoch_num=1
-        )
+        log.end("block_stop", advance_ms=round(self.throughput_s * 1000), samples_count=samples, first_epoch_num=1)
         log.end("run_stop", advance_ms=1 + jitter, status="success")
         return {"curve": [], "epochs": None, "failed": False, "samples": samples}
 
@@ -502,11 +525,16 @@ def _quality(k: int, reach: int, target: float, direction: str, failed: bool) ->
     return round(target * fraction if direction == "higher" else target / fraction, 6)
 
 
+def _base_w(index: int) -> float:
+    """Device `index`'s mean power: its readings swing +/- 30 W around it with a 20 s period."""
+    return 250.0 + 40.0 * index
+
+
 def _reading(index: int, wall_s: float, phase: float = 0.0) -> PowerValues:
     """Device `index` at a wall time: a smooth power curve (shifted by `phase` radians) and the exact integral
     as its energy counter."""
     t = wall_s - WALL_ORIGIN_S
-    base, swing, period = 250.0 + 40.0 * index, 30.0, 20.0
+    base, swing, period = _base_w(index), 30.0, 20.0
     angle = 2 * math.pi * t / period + phase
     power = base + swing * math.sin(angle)
     energy = 1.0e6 * (index + 1) + base * t - swing * period / (2 * math.pi) * math.cos(angle)

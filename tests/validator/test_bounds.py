@@ -1,8 +1,8 @@
-"""Bounds on copies of the committed submissions: energy floor, idle from the trace, best-known rates.
+"""Bounds on copies of the committed submissions: energy floor, idle from the trace, best-known rates and energy.
 
 Each attack edits every run of a real submission as a dishonest submitter would, consistently across
 the log, the trace, power.json, result.json and submission.yaml, and re-signs the manifest; each must
-be refused (an error) or left unconfirmed (SB-BND-005/006), with exactly the findings the edit implies.
+be refused (an error) or left unconfirmed (SB-BND-005..008), with exactly the findings the edit implies.
 """
 
 from __future__ import annotations
@@ -12,18 +12,24 @@ import io
 import json
 import shutil
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mutate import edit_json, edit_yaml, resign
 
+from specbench.accounting.accounts import Accounts
+from specbench.physics import lookup
+from specbench.power.energy import DeviceEnergy
 from specbench.validator import CODES, bounds, validate_submission
-from specbench.validator.bounds import UNCONFIRMED_CODES, lower_decile, readings_before
+from specbench.validator.bounds import UNCONFIRMED_CODES, energy_claim, lower_decile, readings_before
+from specbench.validator.evidence import SystemDevices
+from specbench.validator.model import PowerData, RunData
 from specbench.validator.tracefile import Series
 
 SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
-BND = {f"SB-BND-00{n}" for n in range(1, 7)}
+BND = {f"SB-BND-00{n}" for n in range(1, 9)}
 Rows = list[dict[str, str]]
 
 
@@ -118,11 +124,12 @@ def _scale_power_files(run: Path, factor: float) -> None:
     edit_json(run / "result.json", result)
 
 
-def _batch(factor: int) -> Callable[[Path], None]:
+def _batch(factor: float, batch_was: int = 256) -> Callable[[Path], None]:
     """Global batch claimed x factor everywhere: submission.yaml, the logs' batch and samples_count, result.json."""
+    batch = round(batch_was * factor)
+    assert batch == batch_was * factor, "a factor that gives a whole batch"
 
     def attack(root: Path) -> None:
-        batch = 256 * factor
         edit_yaml(
             root / "caraml-resnet50" / "submission.yaml",
             lambda d: d["hyperparameters"].__setitem__("global_batch_size", batch),
@@ -133,13 +140,14 @@ def _batch(factor: int) -> Callable[[Path], None]:
                 if e["key"] == "global_batch_size":
                     e["value"] = batch
                 if e["key"] in ("block_start", "block_stop"):
-                    e["metadata"]["samples_count"] *= factor
+                    e["metadata"]["samples_count"] = round(e["metadata"]["samples_count"] * factor)
 
             _edit_log(run, event)
 
             def result(d: dict[str, Any]) -> None:
                 d["hyperparameters"]["global_batch_size"] = batch
-                for key in ("samples_processed", "model_flops", "flops_per_s"):
+                d["samples_processed"] = round(d["samples_processed"] * factor)
+                for key in ("model_flops", "flops_per_s"):
                     d[key] *= factor
                 d["throughput"]["samples_per_s"] *= factor
 
@@ -222,10 +230,15 @@ def _each_run(attack: Callable[[Path], None]) -> Callable[[Path], None]:
 
 
 ATTACKS: list[tuple[str, Callable[[Path], None], set[str]]] = [
-    ("power and counter steps x0.1", _each_run(_scale_power(0.1)), {"SB-BND-001", "SB-BND-003"}),
-    ("window power x0.15, idle untouched", _each_run(_scale_power(0.15, window_only=True)), {"SB-BND-002"}),
-    ("global batch x4 everywhere", _batch(4), {"SB-BND-005"}),
-    ("log, trace and counter compressed x5", _each_run(_compress(5.0)), {"SB-BND-005"}),
+    ("power and counter steps x0.1", _each_run(_scale_power(0.1)), {"SB-BND-001", "SB-BND-003", "SB-BND-007"}),
+    (
+        "window power x0.15, idle untouched",
+        _each_run(_scale_power(0.15, window_only=True)),
+        {"SB-BND-002", "SB-BND-007"},
+    ),
+    ("power and counter steps x0.7", _each_run(_scale_power(0.7)), {"SB-BND-007"}),
+    ("global batch x4 everywhere", _batch(4), {"SB-BND-005", "SB-BND-007"}),
+    ("log, trace and counter compressed x5", _each_run(_compress(5.0)), {"SB-BND-005", "SB-BND-007"}),
     ("no readings before run_start", _each_run(_drop_idle), {"SB-BND-004"}),
 ]
 
@@ -248,12 +261,12 @@ REFUSED: list[tuple[str, Callable[[Path], None], set[str]]] = [
     (
         "batch x20 and power x0.01 (3,325 TFLOP/s, x2000 per watt)",
         _both(_batch(20), _each_run(_scale_power(0.01))),
-        {"SB-PHY-001", "SB-BND-001", "SB-BND-003", "SB-BND-005"},
+        {"SB-PHY-001", "SB-BND-001", "SB-BND-003", "SB-BND-005", "SB-BND-007"},
     ),
     (
         "A100-PCIE claimed, power x0.0105 (x95 per watt)",
         _both(_claim_model("NVIDIA A100-PCIE-40GB", 250.0), _each_run(_scale_power(0.0105))),
-        {"SB-BND-001", "SB-BND-003", "SB-BND-006"},
+        {"SB-BND-001", "SB-BND-003", "SB-BND-006", "SB-BND-008"},
     ),
 ]
 
@@ -297,6 +310,39 @@ def test_batch_x4_is_unconfirmed_against_mlperfs_h200_rate(tmp_path: Path) -> No
     assert report.exit_code() == 0 and report.exit_code(werror=True) == 1
 
 
+def test_power_x07_is_unconfirmed_against_the_best_known_energy(tmp_path: Path) -> None:
+    """An H200 ResNet-50 run with every reading and counter step x0.7: 0.0708 J per image, under 0.1010 - 15 %."""
+    root = _copy(tmp_path, "h200")
+    _each_run(_scale_power(0.7))(root)
+    resign(root)
+    report = validate_submission(root)
+    found = [(f.code, f.location.file) for f in report.findings]
+    assert found == [("SB-BND-007", f"caraml-resnet50/run_{n}/power.csv") for n in (1, 2, 3)]
+    message = report.findings[0].message
+    assert "expected at least 0.085827 J per sample (0.10097, the best known for resnet50/caraml-resnet50/" in message
+    assert "found 0.070746 (3,622.2 J on 1 measured device(s) / 51200 samples)" in message
+    assert report.exit_code() == 0 and report.exit_code(werror=True) == 1
+
+
+BATCH_ON_H200X2 = [(1.75, {"SB-BND-007"}), (1.5, set())]
+
+
+@pytest.mark.parametrize(("factor", "codes"), BATCH_ON_H200X2, ids=[f"x{f}" for f, _ in BATCH_ON_H200X2])
+def test_batch_relabel_of_the_two_gpu_system_meets_the_best_known_energy(
+    factor: float, codes: set[str], tmp_path: Path
+) -> None:
+    """h200x2 (4,567 img/s and 0.1347 J per image per GPU) with its batch claimed x k: its rate stays under the
+    best-known one x 1.1 (7,993 img/s at x1.75), while energy per sample falls / k: at x1.75 (0.0770) below
+    0.1010 - 15 % (0.0858), unconfirmed; at x1.5 (0.0898) inside the margin (docs/rules.md)."""
+    root = _copy(tmp_path, "h200x2")
+    _batch(factor, batch_was=512)(root)
+    resign(root)
+    report = validate_submission(root)
+    assert report.codes() & BND == codes, [f"{f.code} {f.message}" for f in report.findings]
+    assert len([f for f in report.findings if f.code == "SB-BND-007"]) == (3 if codes else 0)
+    assert report.exit_code() == 0
+
+
 def test_no_best_known_row_on_a_ranked_profile_is_unconfirmed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail closed: a workload and device the table has no row for is unconfirmed, once per benchmark."""
     monkeypatch.setattr(bounds, "best_known", lambda *args: None)
@@ -307,7 +353,16 @@ def test_no_best_known_row_on_a_ranked_profile_is_unconfirmed(tmp_path: Path, mo
 
 def test_no_best_known_row_on_the_smoke_profile_is_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bounds, "best_known", lambda *args: None)
+    monkeypatch.setattr(bounds, "best_known_energy", lambda *args: None)
     assert validate_submission(SUBMISSIONS / "h200-extreme-weather").findings == []
+
+
+def test_no_best_known_energy_on_a_ranked_profile_is_unconfirmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail closed: measured power on a ranked profile with no energy row is unconfirmed, once per benchmark."""
+    monkeypatch.setattr(bounds, "best_known_energy", lambda *args: None)
+    report = validate_submission(SUBMISSIONS / "h200x2-llm")
+    assert [(f.code, f.location.file) for f in report.findings] == [("SB-BND-008", "llm-gpt/submission.yaml")]
+    assert "energy per sample for llm-gpt (800M) on NVIDIA H200 SXM 141GB" in report.findings[0].message
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SUBMISSIONS.iterdir() if p.is_dir()))
@@ -318,7 +373,7 @@ def test_committed_submissions_are_within_every_bound(name: str) -> None:
 
 
 def test_unconfirmed_codes_are_warnings_of_the_catalogue() -> None:
-    assert {"SB-BND-005", "SB-BND-006"} == UNCONFIRMED_CODES
+    assert {"SB-BND-005", "SB-BND-006", "SB-BND-007", "SB-BND-008"} == UNCONFIRMED_CODES
     assert all(CODES[code].severity == "warning" for code in UNCONFIRMED_CODES)
 
 
@@ -351,3 +406,39 @@ def test_idle_is_the_lower_decile_of_the_readings_before_run_start() -> None:
 def test_a_counter_only_trace_shows_its_idle_in_counter_steps() -> None:
     series = _series([None] * 4, [1000.0, 1120.0, 1240.0, 1900.0])
     assert readings_before(series, 102.5) == [120.0, 120.0]
+
+
+def _run_with(energies: list[float | None], samples: int) -> RunData:
+    """A run whose trace measured these accelerators (None: not measured) over 10 s, and whose log shows `samples`."""
+    devices = [
+        DeviceEnergy(f"nvml:{i}", "accelerator", 10.0, e, "counter" if e is not None else "not_measured", e, e, 1.0, 100)
+        for i, e in enumerate(energies)
+    ]
+    known = [e for e in energies if e is not None]
+    power = PowerData("accelerator", ("accelerator",), devices, sum(known), 10.0, "counter", None, None)
+    accounts = Accounts(**({f.name: None for f in fields(Accounts)} | {"samples": samples}))
+    return RunData("run_1", 1, "bench/run_1", power=power, accounts=accounts)
+
+
+H200 = lookup("NVIDIA H200")
+
+
+@pytest.mark.parametrize(
+    ("energies", "trained", "per_sample"),
+    [
+        ([600.0, 700.0], 2, 1300.0 / 1000),  # every trained device measured: energy / samples
+        ([600.0, None], 2, 600.0 / 500),  # one of two measured: its energy over its half of the samples
+        ([600.0, 100.0], 1, 700.0 / 1000),  # an idle device measured beyond the trained one adds its energy
+    ],
+)
+def test_energy_per_sample_is_per_device_as_the_rate_is(
+    energies: list[float | None], trained: int, per_sample: float
+) -> None:
+    claim = energy_claim(_run_with(energies, 1000), H200, SystemDevices(trained, trained, 1))
+    assert claim is not None and claim.energy_j_per_sample == pytest.approx(per_sample)
+
+
+def test_no_energy_per_sample_without_a_measured_accelerator_or_samples() -> None:
+    devices = SystemDevices(1, 1, 1)
+    assert energy_claim(_run_with([None], 1000), H200, devices) is None
+    assert energy_claim(RunData("run_1", 1, "bench/run_1", power=_run_with([5.0], 1).power), H200, devices) is None

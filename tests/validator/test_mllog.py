@@ -105,9 +105,11 @@ def test_real_mlperf_logs_read_like_mlperfs_parser(path: Path) -> None:
 
 
 def _check(path: Path) -> tuple[RunData, Findings]:
-    findings, run = Findings(), RunData("run_1", 1, "run_1")
-    check_log(parse_log(path.read_text(encoding="latin-1")), "log.txt", run, findings, None, None, incomplete=False)
-    return run, findings
+    findings = Findings()
+    reading = check_log(
+        parse_log(path.read_text(encoding="latin-1")), "log.txt", findings, None, None, incomplete=False
+    )
+    return RunData.of_log("run_1", 1, "run_1", reading), findings
 
 
 @pytest.mark.skipif(not RUN_LOGS, reason="the shared MLPerf corpus is not here")
