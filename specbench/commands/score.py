@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -76,7 +77,7 @@ def command(
     from specbench.validator import discover, validate_many
     from specbench.validator.validate import available_cpus
 
-    folders = [folder for path in paths for folder in discover(path)]
+    folders = _unique([folder for path in paths for folder in discover(path)])
     if not folders:
         raise UsageError(
             f"no submission folder (with system.yaml or submission.yaml) under {', '.join(map(str, paths))}"
@@ -112,3 +113,11 @@ def command(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
+
+
+def _unique(folders: list[Path]) -> list[Path]:
+    """Each folder once, in the order first given: a folder named twice (or through a link) is one submission."""
+    seen: dict[str, Path] = {}
+    for folder in folders:
+        seen.setdefault(os.path.realpath(folder), folder)
+    return list(seen.values())

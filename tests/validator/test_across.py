@@ -85,6 +85,15 @@ def test_the_same_folder_twice_is_one_submission(tmp_path: Path) -> None:
     assert [r.findings for r in reports] == [[], [], []]
 
 
+def test_score_lists_a_folder_named_twice_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "specbench" / "h200"
+    shutil.copytree(COMMITTED / "h200", root)
+    (tmp_path / "link").symlink_to(root)
+    assert main(["score", str(root), str(root), str(tmp_path / "link"), "--format", "json", "-j", "1"]) == 0
+    entries = [e for g in json.loads(capsys.readouterr().out)["groups"] for e in g["entries"]]
+    assert [(e["system"], e["rank"]) for e in entries] == [("h200", 1)]
+
+
 def test_the_log_digest_ignores_what_a_renamer_edits_and_nothing_of_the_run() -> None:
     run = COMMITTED / "h200" / "caraml-resnet50"
     events = [
