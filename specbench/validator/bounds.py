@@ -119,7 +119,7 @@ class RunBounds:
     energy: EnergyFloor | None
     idle: tuple[TraceIdle, ...]
     rate: RateClaim | None
-    spent: EnergyClaim | None
+    energy_per_sample: EnergyClaim | None
 
 
 @dataclass(frozen=True)
@@ -139,13 +139,13 @@ def check_bounds(ctx: Context, bench: BenchmarkData, physics: DevicePhysics, dev
     key = (bench.meta.spec_id, _variant(bench), facts.name if facts else None) if bench.meta else None
     best = best_known(*key) if key else None
     best_energy = best_known_energy(*key) if key else None
-    spent = [energy_claim(run, facts, devices) for run in bench.runs]
+    claims = [energy_claim(run, facts, devices) for run in bench.runs]
     if ranked and best is None and bench.meta is not None:
         _no_best_known(findings, bench, physics)
-    if ranked and best_energy is None and bench.meta is not None and any(c is not None for c in spent):
+    if ranked and best_energy is None and bench.meta is not None and any(c is not None for c in claims):
         _no_best_energy(findings, bench, physics)
     runs = []
-    for run, claim in zip(bench.runs, spent, strict=True):
+    for run, claim in zip(bench.runs, claims, strict=True):
         energy = check_energy(findings, run, bench, facts, devices) if facts is not None else None
         idle = trace_idles(ctx, run)
         check_trace_idle(findings, run, facts, idle, ranked)

@@ -46,7 +46,7 @@ def test_lookup_by_spec_variant_and_device_row_name() -> None:
     assert best_known("mlperf-resnet50", None, H200) is mlperf
     assert load_best_known().limit(mlperf) == pytest.approx(7982.76 * 1.1)
     llm = best_known("llm-gpt", "800M", H200)
-    assert llm is not None and llm.source.path == "submissions/specbench/h200-llm/llm-gpt/run_1/result.json"
+    assert llm is not None and llm.source.path == "benchmarks/results/llm_throughput_h200_layers.json"
     assert best_known("llm-gpt", "13B", H200) is None
     assert best_known("llm-gpt", None, H200) is None
     assert best_known("caraml-resnet50", None, "NVIDIA A100 SXM4 80GB") is None
@@ -112,7 +112,11 @@ def test_committed_energy_rows_are_the_lowest_committed_run() -> None:
         path = row.source.path
         if path is None or not path.endswith("result.json"):
             continue
-        runs = {run: value for spec in row.specs for run, value in committed.get((spec, row.variant, row.device), {}).items()}
+        runs = {
+            run: value
+            for spec in row.specs
+            for run, value in committed.get((spec, row.variant, row.device), {}).items()
+        }
         lowest = min(runs.values())
         assert runs[path] == lowest, (path, min(runs, key=runs.__getitem__))
         assert row.energy_j_per_sample == pytest.approx(lowest, rel=1e-6)

@@ -332,7 +332,7 @@ def test_batch_relabel_of_the_two_gpu_system_meets_the_best_known_energy(
     factor: float, codes: set[str], tmp_path: Path
 ) -> None:
     """h200x2 (4,567 img/s and 0.1347 J per image per GPU) with its batch claimed x k: its rate stays under the
-    best-known one x 1.1 (7,993 img/s at x1.75), while energy per sample falls / k: at x1.75 (0.0770) below
+    best-known one x 1.1 (7,992 img/s at x1.75), while energy per sample falls / k: at x1.75 (0.0770) below
     0.1010 - 15 % (0.0858), unconfirmed; at x1.5 (0.0898) inside the margin (docs/rules.md)."""
     root = _copy(tmp_path, "h200x2")
     _batch(factor, batch_was=512)(root)
@@ -411,11 +411,29 @@ def test_a_counter_only_trace_shows_its_idle_in_counter_steps() -> None:
 def _run_with(energies: list[float | None], samples: int) -> RunData:
     """A run whose trace measured these accelerators (None: not measured) over 10 s, and whose log shows `samples`."""
     devices = [
-        DeviceEnergy(f"nvml:{i}", "accelerator", 10.0, e, "counter" if e is not None else "not_measured", e, e, 1.0, 100)
+        DeviceEnergy(
+            device=f"nvml:{i}",
+            scope="accelerator",
+            duration_s=10.0,
+            energy_j=e,
+            method="counter" if e is not None else "not_measured",
+            counter_energy_j=e,
+            integrated_energy_j=e,
+            cross_check_ratio=1.0,
+            samples=100,
+        )
         for i, e in enumerate(energies)
     ]
-    known = [e for e in energies if e is not None]
-    power = PowerData("accelerator", ("accelerator",), devices, sum(known), 10.0, "counter", None, None)
+    power = PowerData(
+        scope="accelerator",
+        device_scopes=("accelerator",),
+        devices=devices,
+        energy_j=sum(e for e in energies if e is not None),
+        duration_s=10.0,
+        method="counter",
+        window_start_wall_s=None,
+        window_stop_wall_s=None,
+    )
     accounts = Accounts(**({f.name: None for f in fields(Accounts)} | {"samples": samples}))
     return RunData("run_1", 1, "bench/run_1", power=power, accounts=accounts)
 
