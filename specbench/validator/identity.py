@@ -4,8 +4,9 @@ The scorer groups and compares results by these strings, so two strings that loo
 one string. A value is refused when it holds a control or invisible character (SB-IDN-001), stray
 whitespace (SB-IDN-002), a character Unicode NFKC normalisation changes (SB-IDN-003: fullwidth
 letters, ligatures, the micro sign, a letter followed by a combining accent), or look-alike letters
-(SB-IDN-004: Latin, Greek and Cyrillic letters mixed, or a Greek or Cyrillic letter among ASCII
-digits, as in a Cyrillic 'Н200'). What is accepted is its own NFKC normal form, so comparing
+(SB-IDN-004: Latin, Greek and Cyrillic letters mixed, a Greek or Cyrillic letter among ASCII
+digits, as in a Cyrillic 'Н200', or a name written only in Greek or Cyrillic letters drawn like Latin
+ones, as a Cyrillic 'АСМЕ'). What is accepted is its own NFKC normal form, so comparing
 accepted strings exactly compares them after normalisation.
 """
 
@@ -27,6 +28,9 @@ INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 LOOKALIKE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
 """Scripts whose letters look alike (Latin H, Greek Eta, Cyrillic En): a string holds letters of one of them only."""
 ASCII_DIGITS = frozenset("0123456789")
+LATIN_TWINS = frozenset("АВЕЅІЈКМНОРСТХУаеѕіјорсухԁԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧοϲ")
+"""Greek and Cyrillic letters drawn like a Latin letter in common fonts (A B E S I J K M H O P C T X Y...): a
+name written only in them reads as a Latin name (a Cyrillic 'АСМЕ' as 'ACME')."""
 
 SYSTEM_FIELDS = ("submitter", "system")
 HARDWARE_FIELDS = ("accelerator_model", "accelerator_vendor")
@@ -104,6 +108,11 @@ def _scripts(value: str) -> Refusal | None:
     if first is not None and first[2] != "LATIN" and ASCII_DIGITS & set(value):
         return Refusal(
             "SB-IDN-004", f"{describe(first[1])} at position {first[0]} next to ASCII digits, as a Latin name has"
+        )
+    letters = [c for c in value if script(c) is not None]
+    if first is not None and first[2] != "LATIN" and all(c in LATIN_TWINS for c in letters):
+        return Refusal(
+            "SB-IDN-004", f"only {first[2]} letters drawn like Latin ones ({describe(first[1])} at {first[0]})"
         )
     return None
 

@@ -149,6 +149,8 @@ def test_look_alike_variant_opens_a_table_without_a_ranked_entry(tmp_path: Path)
         ("\u041d200", "SB-IDN-004", "U+041D CYRILLIC CAPITAL LETTER EN at position 0 next to ASCII digits"),
         ("800\u041c", "SB-IDN-004", "U+041C CYRILLIC CAPITAL LETTER EM at position 3 next to ASCII digits"),
         ("\u0391\u0412", "SB-IDN-004", "U+0412 CYRILLIC CAPITAL LETTER VE at position 1 among GREEK letters"),
+        ("\u0410\u0421\u041c\u0415", "SB-IDN-004", "only CYRILLIC letters drawn like Latin ones (U+0410"),
+        ("\u039a\u039f\u03a1\u0395", "SB-IDN-004", "only GREEK letters drawn like Latin ones (U+039A"),
         ("800M ", "SB-IDN-002", "trailing whitespace"),
         (" 800M", "SB-IDN-002", "leading whitespace"),
         ("NVIDIA  H200", "SB-IDN-002", "repeated spaces at position 6"),
@@ -172,7 +174,15 @@ def test_refusal_names_the_character(value: str, code: str, said: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["NVIDIA H200", "800M", "resnet18-lite", "\u042f\u043d\u0434\u0435\u043a\u0441", "caf\u00e9"]
+    "value",
+    [
+        "NVIDIA H200",
+        "800M",
+        "resnet18-lite",
+        "\u042f\u043d\u0434\u0435\u043a\u0441",
+        "\u041c\u043e\u0441\u043a\u0432\u0430",
+        "caf\u00e9",
+    ],
 )
 def test_plain_names_pass(value: str) -> None:
     assert refusal(value) is None
