@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from specbench.commands.options import interval_ms_option
 from specbench.errors import UsageError
 from specbench.files import atomic_write_text
 
@@ -79,14 +80,7 @@ See docs/execute.md and docs/distributed.md.""",
     metavar="auto|none|nvml,rapl,...",
     help="Power meters; 'none' runs unmeasured (the result says so and is not ranked per watt).",
 )
-@click.option(
-    "--interval-ms",
-    "-i",
-    type=click.FloatRange(10, 60000),
-    default=100.0,
-    show_default=True,
-    help="Power sampling period.",
-)
+@interval_ms_option
 @click.option(
     "--seed",
     type=click.IntRange(min=0),

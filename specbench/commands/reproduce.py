@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from specbench.commands.options import interval_ms_option
+
 
 @click.command(
     name="reproduce",
@@ -46,14 +48,7 @@ Tolerances and the record's fields: docs/reproduce.md.""",
     metavar="auto|none|nvml,rapl,...",
     help="Power meters of the re-run ('none' only where the submission measured no energy).",
 )
-@click.option(
-    "--interval-ms",
-    "-i",
-    type=click.FloatRange(10, 60000),
-    default=100.0,
-    show_default=True,
-    help="Power sampling period.",
-)
+@interval_ms_option
 def command(
     submission: Path, runs: int | None, out: Path | None, data: Path | None, power: str, interval_ms: float
 ) -> None:
