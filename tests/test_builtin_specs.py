@@ -10,7 +10,30 @@ from specbench.cli import main
 from specbench.spec import builtin, load_spec, resolve
 from specbench.spec.resolve import problem_params
 
-SPEC_IDS = ["caraml-resnet50", "extreme-weather", "llm-gpt", "mlperf-resnet50", "resnet50"]
+SPEC_IDS = [
+    "caraml-resnet50",
+    "extreme-weather",
+    "llm-gpt",
+    "mlperf-bert",
+    "mlperf-dlrm-dcnv2",
+    "mlperf-flux1",
+    "mlperf-gnn",
+    "mlperf-gpt3",
+    "mlperf-hpc-cosmoflow",
+    "mlperf-hpc-deepcam",
+    "mlperf-hpc-oc20",
+    "mlperf-hpc-openfold",
+    "mlperf-llama2-70b-lora",
+    "mlperf-llama31-405b",
+    "mlperf-llama31-8b",
+    "mlperf-resnet50",
+    "mlperf-retinanet",
+    "mlperf-rgat",
+    "mlperf-ssd",
+    "mlperf-stable-diffusion",
+    "mlperf-unet3d",
+    "resnet50",
+]
 
 
 def test_builtin_ids() -> None:
@@ -31,7 +54,8 @@ def test_every_profile_and_level_resolves(spec_id: str) -> None:
 @pytest.mark.parametrize("spec_id", SPEC_IDS)
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
 def test_show_every_builtin(spec_id: str, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["show", spec_id, "--profile", "smoke", "--format", fmt]) == 0
+    profile = "smoke" if "smoke" in load_spec(spec_id).spec.profiles else "official"
+    assert main(["show", spec_id, "--profile", profile, "--format", fmt]) == 0
     out = capsys.readouterr().out
     assert f"id: {spec_id}" in out if fmt == "yaml" else json.loads(out)["id"] == spec_id
 

@@ -62,6 +62,8 @@ class Problem:
     """Samples of one optimiser step: global batch (x sequence length where a sample is a token)."""
     timed_steps: int | None
     quality: Quality | None
+    eval_key: str = "eval_accuracy"
+    """The MLLOG key of the evaluations (spec quality.log_key)."""
 
     @classmethod
     def of(cls, resolved: ResolvedSpec, hyperparameters: Mapping[str, Any]) -> Problem:
@@ -80,6 +82,7 @@ class Problem:
             samples_per_step=samples_per_step(spec.workload.sample_unit, hyperparameters),
             timed_steps=spec.throughput.measure_steps if spec.throughput is not None else None,
             quality=quality,
+            eval_key=spec.quality.log_key if spec.quality is not None else "eval_accuracy",
         )
 
     @property

@@ -7,17 +7,39 @@ docs/mlperf-import.md describes the whole import.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import Field
 
+from specbench.spec.builtin import data_root, spec_paths
+from specbench.spec.loader import load_spec
 from specbench.spec.models import Strict
 
 IMPORT_FILE = "import.json"
 IMPORT_FORMAT = "specbench.mlperf-import"
 IMPORT_FORMAT_VERSION = 1
-MLPERF_BENCHMARKS = {"mlperf-resnet50": "resnet"}
-"""specbench spec id -> MLPerf Training benchmark name (its results folder and `submission_benchmark`)."""
+LEGACY_BENCHMARKS = {"mlperf-resnet50": "resnet"}
+"""Spec ids whose released versions predate the spec's `mlperf:` binding -> their MLPerf benchmark name."""
+
+
+@cache
+def mlperf_benchmarks() -> dict[str, str]:
+    """specbench spec id -> MLPerf benchmark name (its results folder and `submission_benchmark`), over the
+    built-in specs that carry an `mlperf:` binding."""
+    found = dict(LEGACY_BENCHMARKS)
+    for path in spec_paths():
+        binding = load_spec(path).spec.mlperf
+        if binding is not None:
+            found[path.stem] = binding.benchmark
+    return found
+
+
+def mlperf_usage(spec_id: str) -> str:
+    """training or hpc: the usage of MLPerf's checker for a built-in MLPerf spec (training when unknown)."""
+    path = data_root() / "specs" / f"{spec_id}.yaml"
+    binding = load_spec(path).spec.mlperf if path.is_file() else None
+    return binding.usage if binding is not None else "training"
 
 
 class SourceFile(Strict):
@@ -29,7 +51,7 @@ class SourceFile(Strict):
 
 
 class ImportSource(Strict):
-    kind: Literal["mlperf-training"]
+    kind: Literal["mlperf-training", "mlperf-hpc"]
     round: str | None = Field(description="MLPerf round, e.g. v4.0, from the folder names; None when unknown.")
     ruleset: str = Field(description="MLPerf logging ruleset the log rules come from, e.g. 4.0.0.")
     org: str = Field(description="The organisation's folder in the results tree.")
@@ -95,6 +117,9 @@ class Scaling(Strict):
 
 class ImportedBenchmark(Strict):
     mlperf_benchmark: str
+    scaling_mode: Literal["strong", "weak"] | None = Field(
+        default=None, description="MLPerf HPC: the results folder's strong or weak scaling; None for training."
+    )
     folder: str
     runs: dict[str, ImportedRun]
     scaling: Scaling | None = Field(default=None, description="scaling.json, where the benchmark folder has one.")
@@ -118,7 +143,7 @@ SPEC_KEY = "specbench_spec_id"
 
 def log_benchmark_name(spec_id: str) -> str:
     """What a log states as `submission_benchmark`: MLPerf's name for an MLPerf spec (resnet), else the spec id."""
-    return MLPERF_BENCHMARKS.get(spec_id, spec_id)
+    return mlperf_benchmarks().get(spec_id, spec_id)
 
 
 @dataclass(frozen=True)
@@ -128,6 +153,7 @@ class MlperfDialect:
     ruleset: str
     benchmark: str
     division: str
+    usage: str = "training"
 
     def cite(self, part: str) -> str:
-        return f"MLPerf training_{self.ruleset}/{part}.yaml"
+        return f"MLPerf {self.usage}_{self.ruleset}/{part}.yaml"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from specbench.formats.mllog import ParsedLog, parse_log
-from specbench.formats.mlperf_import import MLPERF_BENCHMARKS, MlperfDialect
+from specbench.formats.mlperf_import import mlperf_benchmarks, MlperfDialect
 from specbench.spec.loader import LoadedSpec, load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.rules import Level, applies, evaluate
@@ -60,7 +60,7 @@ def check_log(
         hyperparameters=declared,
     )
     findings = Findings()
-    dialect = MlperfDialect(ruleset, MLPERF_BENCHMARKS[resolved.spec.id], division)
+    dialect = MlperfDialect(ruleset, mlperf_benchmarks()[resolved.spec.id], division)
     run = RunData.of_log("run_1", 1, "", LogCheck(log, LOG, findings, resolved, meta, False, dialect).run_all())
     for name, rule in resolved.rules.get("workload", {}).items():
         if not applies(rule, declared) or rule.kind == "free":  # type: ignore[attr-defined]

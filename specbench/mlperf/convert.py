@@ -16,12 +16,12 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from specbench.formats.mllog import ParsedLog, parse_log
 from specbench.formats.mlperf_import import (
     IMPORT_FILE,
-    MLPERF_BENCHMARKS,
     ImportedBenchmark,
     ImportedRun,
     ImportFinding,
@@ -102,9 +102,8 @@ def _text(data: bytes) -> str:
 
 @dataclass
 class Context:
-    """What converting one system needs: the spec, where to write, and the system's description."""
+    """What converting one system needs: where to write, and the system's description."""
 
-    spec: LoadedSpec
     system: SystemSource
     description: dict[str, Any]
     description_file: SourceFile
@@ -120,7 +119,7 @@ def output_folder(system: SystemSource, out_root: Path) -> Path:
     return parent / safe_name(org.name) / safe_name(system.name)
 
 
-def _context(system: SystemSource, spec: LoadedSpec) -> Context:
+def _context(system: SystemSource) -> Context:
     org = system.org
     where = f"{org.rel}/systems/{system.json_path.name}"
     try:
@@ -131,7 +130,6 @@ def _context(system: SystemSource, spec: LoadedSpec) -> Context:
     if not isinstance(description, dict):
         raise ConvertError(f"{where}: expected a JSON object")
     return Context(
-        spec,
         system,
         description,
         file_of(org, system.json_path, raw),
@@ -141,9 +139,9 @@ def _context(system: SystemSource, spec: LoadedSpec) -> Context:
     )
 
 
-def convert_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> SystemImport | None:
+def convert_system(system: SystemSource, specs: Mapping[str, LoadedSpec], out_root: Path) -> SystemImport | None:
     """Write one system's submission under out_root (output_folder); None when no benchmark of it has a spec."""
-    staged = stage_system(system, spec, out_root)
+    staged = stage_system(system, specs, out_root)
     return None if staged is None else staged.complete()
 
 
@@ -170,17 +168,18 @@ class StagedSystem:
         shutil.rmtree(self.staging.root, ignore_errors=True)
 
 
-def stage_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> StagedSystem | None:
+def stage_system(system: SystemSource, specs: Mapping[str, LoadedSpec], out_root: Path) -> StagedSystem | None:
     """Convert one system into a staging folder beside its output; None when no benchmark of it has a spec.
+
+    `specs` maps MLPerf benchmark names (the results folders: resnet, bert, deepcam) to the spec each answers.
 
     The files are still being written when this returns: `complete()` waits for them and moves the
     folder into place, so the caller may convert the next system meanwhile.
     """
-    wanted = MLPERF_BENCHMARKS.get(spec.spec.id)
-    sources = [b for b in system.benchmarks if b.name == wanted]
+    sources = [b for b in system.benchmarks if b.name in specs and b.usable]
     if not sources:
         return None
-    ctx = _context(system, spec)
+    ctx = _context(system)
     output = output_folder(system, out_root)
     result = SystemImport(system, output, [], _notes(system))
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -189,7 +188,7 @@ def stage_system(system: SystemSource, spec: LoadedSpec, out_root: Path) -> Stag
     try:
         staging.root.chmod(0o755)  # mkdtemp's 0700 would become ORG/SYSTEM's
         for source in sources:
-            result.benchmarks.append(_convert_benchmark(ctx, source, staging))
+            result.benchmarks.append(_convert_benchmark(ctx, specs[source.name], source, staging))
         first = [
             r.data.log.events[0].time_ms for b in result.benchmarks for r in b.runs if r.data.log and r.data.log.events
         ]
@@ -234,7 +233,7 @@ def _record(ctx: Context, result: SystemImport) -> ImportRecord:
         format="specbench.mlperf-import",
         format_version=1,
         source=ImportSource(
-            kind="mlperf-training",
+            kind="mlperf-hpc" if any(b.record.scaling_mode for b in result.benchmarks) else "mlperf-training",
             round=org.round,
             ruleset=ctx.ruleset,
             org=org.name,
@@ -246,8 +245,8 @@ def _record(ctx: Context, result: SystemImport) -> ImportRecord:
     )
 
 
-def _meta(ctx: Context, level: Level, first: ParsedLog, declared: dict[str, Any]) -> SubmissionMeta:
-    spec = ctx.spec.spec
+def _meta(ctx: Context, loaded: LoadedSpec, level: Level, first: ParsedLog, declared: dict[str, Any]) -> SubmissionMeta:
+    spec = loaded.spec
     return SubmissionMeta(
         format_version=1,
         spec_id=spec.id,
@@ -263,11 +262,11 @@ def _meta(ctx: Context, level: Level, first: ParsedLog, declared: dict[str, Any]
     )
 
 
-def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Staging) -> BenchmarkImport:
-    spec = ctx.spec.spec
+def _convert_benchmark(ctx: Context, loaded: LoadedSpec, source: BenchmarkSource, staging: Staging) -> BenchmarkImport:
+    spec = loaded.spec
     division = str(ctx.description.get("division", "closed")).strip().lower()
     level: Level = LEVELS.get(division, "system")
-    resolved = resolve_once(ctx.spec, "official", level)
+    resolved = resolve_once(loaded, "official", level)
     org = ctx.system.org
     findings: list[ImportFinding] = []
     logs: list[tuple[Path, SourceFile, bytes, ParsedLog]] = []
@@ -275,12 +274,12 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Staging) 
         data = read_bytes(path)
         logs.append((path, file_of(org, path, data), data, parse_log(_text(data))))
     first = logs[0][3] if logs else ParsedLog()
-    meta = _meta(ctx, level, first, declared_hyperparameters(resolved, first))
+    meta = _meta(ctx, loaded, level, first, declared_hyperparameters(resolved, first))
     staging.yaml(f"{spec.id}/submission.yaml", meta.model_dump(mode="json"))
     power = read_power_folders(org, source.power, node_count(ctx.description), findings)
-    inputs = RunInputs(
-        resolved, meta, MlperfDialect(ctx.ruleset, source.name, LEVEL_DIVISION[level]), ctx.description, ctx.system_name
-    )
+    usage = spec.mlperf.usage if spec.mlperf is not None else "training"
+    dialect = MlperfDialect(ctx.ruleset, source.name, LEVEL_DIVISION[level], usage)
+    inputs = RunInputs(resolved, meta, dialect, ctx.description, ctx.system_name)
     folder = source.path.relative_to(org.path).as_posix()
     warning = framework_warning(ctx.description)
     if warning is not None:
@@ -296,6 +295,7 @@ def _convert_benchmark(ctx: Context, source: BenchmarkSource, staging: Staging) 
         )
     record = ImportedBenchmark(
         mlperf_benchmark=source.name,
+        scaling_mode=source.scaling_mode,
         folder=folder,
         runs={run.folder: ImportedRun(result_file=run.source, power=run.power) for run in runs},
         scaling=_scaling(ctx, source, findings),

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
-from specbench.formats.mlperf_import import IMPORT_FILE, MLPERF_BENCHMARKS, ImportedBenchmark, ImportRecord
+from specbench.formats.mlperf_import import IMPORT_FILE, mlperf_benchmarks, ImportedBenchmark, ImportRecord
 from specbench.mlperf.export_power import node_logs, switch_logs
 from specbench.mlperf.export_system import built_description, imported_description, parse_fields
 from specbench.mlperf.staging import Staging
@@ -86,7 +86,7 @@ def export_submission(submission: str | Path, out: str | Path, fields: list[str]
         raise UsageError(f"{submission}: not a usable submission ({first}); see specbench validate {submission}")
     root = Path(report.root)
     record = _record(root)
-    chosen = [b for b in report.benchmarks if b.meta is not None and b.meta.spec_id in MLPERF_BENCHMARKS]
+    chosen = [b for b in report.benchmarks if b.meta is not None and b.meta.spec_id in mlperf_benchmarks()]
     outcome = ExportOutcome(
         submission, out, record.source.system if record else report.system.system, DEFAULT_RULESET, report
     )
@@ -96,7 +96,7 @@ def export_submission(submission: str | Path, out: str | Path, fields: list[str]
         if b not in chosen
     ]
     if not chosen:
-        known = ", ".join(MLPERF_BENCHMARKS)
+        known = ", ".join(mlperf_benchmarks())
         raise UsageError(f"{submission}: no benchmark answers an MLPerf spec ({known}); nothing to export")
     if record is not None:
         outcome.ruleset = record.source.ruleset
@@ -137,7 +137,7 @@ def _write_benchmark(
     outcome: ExportOutcome, staging: Staging, root: Path, bench: BenchmarkData, imported: ImportedBenchmark | None
 ) -> None:
     assert bench.meta is not None
-    folder = f"results/{outcome.system}/{MLPERF_BENCHMARKS[bench.meta.spec_id]}"
+    folder = f"results/{outcome.system}/{mlperf_benchmarks()[bench.meta.spec_id]}"
     for index, run in enumerate(sorted(bench.runs, key=lambda r: r.number)):
         source = root / run.folder
         name = f"result_{index}"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
-from specbench.formats.mlperf_import import MLPERF_BENCHMARKS
+from specbench.formats.mlperf_import import mlperf_benchmarks
 from specbench.mlperf.convert import ConvertError, StagedSystem, SystemImport, output_folder, stage_system
 from specbench.mlperf.source import SourceError, SystemSource, scan
 from specbench.spec.builtin import find_spec
@@ -23,8 +23,6 @@ from specbench.validator.validate import available_cpus
 
 if TYPE_CHECKING:
     from specbench.scoring.leaderboard import Entry
-
-DEFAULT_SPEC = "mlperf-resnet50"
 
 
 @dataclass
@@ -60,7 +58,7 @@ def import_results(
     """Convert every system of an MLPerf Training results tree under `root` into `out`, then validate and score.
 
     `out` must lie outside `root` (the results tree is never written). `spec` is the spec file or id
-    the results answer (default: the built-in mlperf-resnet50). Systems are converted and validated
+    the results answer (default: every built-in MLPerf spec, each benchmark folder by its MLPerf name). Systems are converted and validated
     in up to `jobs` processes (default: `default_jobs()`). Raises UsageError when nothing under
     `root` can be imported.
     """
@@ -71,17 +69,15 @@ def import_results(
         raise UsageError(
             f"--out {out} overlaps RESULTS_ROOT {root}: the results tree is never written into; choose a folder outside it"
         )
-    loaded = _spec(spec)
-    if loaded.spec.id not in MLPERF_BENCHMARKS:
-        known = ", ".join(MLPERF_BENCHMARKS)
-        raise UsageError(f"spec {loaded.spec.id!r} answers no MLPerf benchmark; specs that do: {known}")
+    answered = _specs(spec)
     tree = scan(root)
     if not tree.systems:
         raise UsageError(
             f"no MLPerf results under {root}: expected <org>/systems/<system>.json with "
             "<org>/results/<system>/<benchmark>/result_*.txt (at most three folders down)"
         )
-    outcome = ImportOutcome(root, out, loaded.spec.id, skipped=list(tree.skipped))
+    outcome = ImportOutcome(root, out, "", skipped=list(tree.skipped))
+    outcome.skipped += _unanswered(tree.systems, answered)
     tasks = _tasks(tree.systems, out, spec, outcome.skipped)
     workers = min(jobs or default_jobs(), len(tasks) - 1)
     with _no_cyclic_gc():
@@ -93,6 +89,7 @@ def import_results(
             outcome.systems.append(SystemOutcome(imported, report))
     if not outcome.systems:
         raise UsageError(f"nothing under {root} could be imported: " + "; ".join(outcome.skipped))
+    outcome.spec = ", ".join(sorted({b.name for s in outcome.systems for b in s.imported.benchmarks}))
     _score(outcome)
     return outcome
 
@@ -191,18 +188,32 @@ def _import_in_turn(tasks: list[Task]) -> list[Outcome]:
 def _stage_one(task: Task) -> tuple[StagedSystem | None, str | None]:
     """One system converted into its staging folder, or why it was skipped."""
     system, out, spec = task
-    loaded = _spec(spec)
+    answered = _specs(spec)
     try:
-        staged = stage_system(system, loaded, out)
+        staged = stage_system(system, answered, out)
     except (ConvertError, SourceError) as err:
         return None, f"{_label(system)}: not imported: {err}"
     if staged is None:
         found = ", ".join(b.name for b in system.benchmarks) or "none"
-        return None, (
-            f"{_label(system)}: no benchmark {loaded.spec.id} answers (it answers MLPerf's "
-            f"{MLPERF_BENCHMARKS[loaded.spec.id]!r}; found: {found})"
-        )
+        wanted = ", ".join(sorted(answered))
+        return None, f"{_label(system)}: no benchmark the specs answer ({wanted}); found: {found}"
     return staged, None
+
+
+def _unanswered(systems: list[SystemSource], answered: dict[str, LoadedSpec]) -> list[str]:
+    """Why benchmark folders of importable systems are left out: no spec answers them, or weak scaling."""
+    notes = []
+    for system in systems:
+        for bench in system.benchmarks:
+            where = f"{_label(system)}/{bench.scaling_mode + '/' if bench.scaling_mode else ''}{bench.name}"
+            if bench.name in answered and not bench.usable:
+                notes.append(
+                    f"{where}: MLPerf HPC weak scaling (one log per concurrently trained model, scored in models per "
+                    "minute) is not imported"
+                )
+            elif bench.name not in answered and any(b.name in answered and b.usable for b in system.benchmarks):
+                notes.append(f"{where}: no spec of this import answers MLPerf's {bench.name!r}")
+    return notes
 
 
 def _finish_one(task: Task, staged: StagedSystem) -> Outcome:
@@ -224,17 +235,30 @@ def _label(system: SystemSource) -> str:
 
 
 @cache
-def _spec(spec: str | Path | None) -> LoadedSpec:
-    """The spec the results answer, loaded once per process.
+def _spec(spec: str | Path) -> LoadedSpec:
+    """The spec named with --spec, loaded once per process (a built-in one from the validator's cache)."""
+    path = find_spec(str(spec))
+    found = load_with_digest(path)
+    return found[0] if found is not None else load_spec(path)
 
-    The default one is taken from the validator's cache of built-in specs, which validating each
-    submission then finds there instead of loading the file again.
-    """
-    if spec is None:
-        found = load_with_digest(find_spec(DEFAULT_SPEC))
-        if found is not None:
-            return found[0]
-    return load_spec(spec if spec is not None else DEFAULT_SPEC)
+
+@cache
+def _specs(spec: str | Path | None) -> dict[str, LoadedSpec]:
+    """MLPerf benchmark name -> the spec its results answer: `spec` alone when given, else every built-in one."""
+    names = mlperf_benchmarks()
+    if spec is not None:
+        loaded = _spec(spec)
+        benchmark = loaded.spec.mlperf.benchmark if loaded.spec.mlperf is not None else names.get(loaded.spec.id)
+        if benchmark is None:
+            raise UsageError(f"spec {loaded.spec.id!r} answers no MLPerf benchmark; specs that do: {', '.join(names)}")
+        return {benchmark: loaded}
+    return {benchmark: _builtin(spec_id) for spec_id, benchmark in names.items()}
+
+
+def _builtin(spec_id: str) -> LoadedSpec:
+    """A built-in spec, from the validator's cache, which validating each submission then finds there."""
+    found = load_with_digest(find_spec(spec_id))
+    return found[0] if found is not None else load_spec(spec_id)
 
 
 @cache

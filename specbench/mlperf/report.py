@@ -160,7 +160,7 @@ def render_text(outcome: ImportOutcome, werror: bool = False) -> str:
     compliant = sum(s.report.compliant(werror) for s in outcome.systems)
     tail.append(
         f"{len(outcome.systems)} system(s) imported from {outcome.root} into {outcome.out} "
-        f"(spec {outcome.spec}): {compliant} compliant, {len(outcome.systems) - compliant} non-compliant"
+        f"({'specs' if ',' in outcome.spec else 'spec'} {outcome.spec}): {compliant} compliant, {len(outcome.systems) - compliant} non-compliant"
     )
     return "\n".join(parts) + "\n" + "\n".join(tail) + "\n"
 

@@ -181,7 +181,7 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
     epochs = epochs_trained(log)
     samples = round(epochs * train) if epochs is not None else None
     problem = Problem.of(resolved, meta.hyperparameters)
-    per_sample = problem.flops_per_sample or 0.0
+    per_sample = problem.flops_per_sample
     duration = data.duration_s
     accounts = account(
         problem, Evidence(duration, samples, data.credited, None, accelerator_count(inputs.description) or 1)

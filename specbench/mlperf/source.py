@@ -5,6 +5,7 @@ Layout (as MLCommons publishes it, one round per repository):
     <org>/systems/<system>.json
     <org>/results/<system>/<benchmark>/result_*.txt
     <org>/results/<system>/<benchmark>/power/result_*/node_N.txt, sw_N.txt
+    <org>/results/<system>/{strong,weak}/<benchmark>/result_*.txt     (MLPerf HPC)
 
 Nothing here writes: files are opened read-only, links are never followed (a link is reported and
 skipped), and every read is bounded. MLPerf's RCP checker writes scaling.json into this tree (the
@@ -63,6 +64,14 @@ class BenchmarkSource:
     power: Path | None
     ignored: list[str] = field(default_factory=list)
     scaling: Path | None = None
+    scaling_mode: str | None = None
+    """MLPerf HPC: `strong` or `weak`, the folder the benchmark sits in; None for MLPerf Training."""
+
+    @property
+    def usable(self) -> bool:
+        """Whether the benchmark is imported: weak scaling (one log per concurrently trained model, scored as
+        models per unit time) is not yet."""
+        return self.scaling_mode != "weak"
 
 
 @dataclass
@@ -148,13 +157,28 @@ def scan(root: Path) -> Tree:
         for name in sorted(set(results) - set(described), key=natural_key):
             tree.skipped.append(f"{org.rel}/results/{name}: no systems/{name}.json describes this system")
         for name in sorted(set(described) & set(results), key=natural_key):
-            benchmarks = [_benchmark(folder) for folder in _dirs(results[name])]
+            benchmarks = _benchmarks(results[name])
             tree.systems.append(SystemSource(org, name, described[name], benchmarks))
     return tree
 
 
-def _benchmark(folder: Path) -> BenchmarkSource:
-    bench = BenchmarkSource(folder.name, folder, [], None)
+SCALING_MODES = ("strong", "weak")
+"""MLPerf HPC's results folders: results/<system>/strong/<benchmark>/, results/<system>/weak/<benchmark>/."""
+
+
+def _benchmarks(system_folder: Path) -> list[BenchmarkSource]:
+    """The benchmark folders of a system: <benchmark>/ (training), or strong/<benchmark>/ and weak/<benchmark>/ (HPC)."""
+    found = []
+    for folder in _dirs(system_folder):
+        if folder.name in SCALING_MODES:
+            found.extend(_benchmark(inner, folder.name) for inner in _dirs(folder))
+        else:
+            found.append(_benchmark(folder))
+    return found
+
+
+def _benchmark(folder: Path, scaling_mode: str | None = None) -> BenchmarkSource:
+    bench = BenchmarkSource(folder.name, folder, [], None, scaling_mode=scaling_mode)
     for entry in _entries(folder):
         if entry.is_dir(follow_symlinks=False) and entry.name == "power":
             bench.power = Path(entry.path)

@@ -18,8 +18,15 @@ EXECUTOR_CLASSES.register("llm-gpt", "specbench.workloads.llm_gpt.executor:LlmGp
 EXECUTOR_CLASSES.register("extreme-weather", "specbench.workloads.extreme_weather.executor:ExtremeWeatherExecutor")
 
 
-def get_executor(name: str) -> Executor:
+def get_executor(name: str | None) -> Executor:
     """A fresh executor of the name a spec's `workload.executor` gives, importing torch only now."""
+    if name is None:
+        from specbench.errors import UsageError
+
+        raise UsageError(
+            "this spec names no executor: it is an MLPerf benchmark whose results are imported "
+            "(`specbench import mlperf RESULTS_ROOT --out DIR`), not run by specbench"
+        )
     module_name, _, class_name = EXECUTOR_CLASSES.get(name).partition(":")
     try:
         module = importlib.import_module(module_name)

@@ -6,6 +6,7 @@ These models are the one source of truth: the JSON Schemas in `schemas/` and the
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -144,6 +145,12 @@ class Dataset(Strict):
     sample_shape: list[int] | None = Field(default=None, description="Shape of one input sample.")
     num_classes: int | None = Field(default=None, gt=0)
     synthetic: bool = Field(default=False, description="Generated data (allowed for throughput and smoke runs).")
+    counts_checked: bool = Field(
+        default=True,
+        description="Whether a log's train_samples and eval_samples must equal these counts. False for MLPerf "
+        "benchmarks whose rules leave them free and whose logs carry other counts there (samples or tokens "
+        "trained, batches): the counts are then stated, not checked.",
+    )
     checksum_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
@@ -160,7 +167,11 @@ class Workload(Strict):
 
     task: str
     model: str
-    executor: str = Field(description="Name of the executor that runs this workload.")
+    executor: str | None = Field(
+        description="Name of the executor that runs this workload; null for a benchmark whose results are only "
+        "imported (an MLPerf benchmark specbench does not run): it needs no smoke profile, and FLOPs per sample "
+        "only where a sourced count exists (without one, Valid FLOPS is not stated and time to train ranks)."
+    )
     dataset: Dataset
     sample_unit: Literal["image", "token", "sample"] = "sample"
     flops_per_sample: float | None = Field(
@@ -181,6 +192,12 @@ class Quality(Strict):
 
     metric: str
     target: float
+    log_key: str = Field(
+        default="eval_accuracy",
+        pattern=r"^[a-z][a-z0-9_]{0,63}$",
+        description="The MLLOG key whose values are the evaluations of the metric (MLPerf logs use eval_accuracy, "
+        "eval_error or averaged_validation_loss, by benchmark).",
+    )
     unit: str = Field(default="fraction", description="Unit of the metric, e.g. fraction or nats.")
     direction: Literal["higher", "lower"] = Field(description="Whether higher or lower values are better.")
     penalty_exponent: float = Field(
@@ -272,6 +289,24 @@ SCORING_METHODS: dict[str, str] = {
 }
 
 
+class MlperfBinding(Strict):
+    """The MLPerf benchmark a spec is: its results are imported and judged by the typed port of MLPerf's log rules."""
+
+    usage: Literal["training", "hpc"]
+    benchmark: str = Field(pattern=r"^[a-z0-9_]{1,64}$", description="MLPerf's name: the results folder, submission_benchmark.")
+    rulesets: list[str] = Field(
+        min_length=1,
+        description="MLPerf logging rulesets (rules/mlperf/<usage>-<ruleset>.yaml) whose logs answer this spec.",
+    )
+
+    @model_validator(mode="after")
+    def _rulesets(self) -> MlperfBinding:
+        for ruleset in self.rulesets:
+            if not re.fullmatch(r"\d+\.\d+\.\d+", ruleset):
+                raise at("rulesets", f"expected rulesets like 4.1.0, found {ruleset!r}")
+        return self
+
+
 class Spec(Strict):
     """One benchmark: the problem, the reference, the rules per layer and level, and how to measure."""
 
@@ -305,6 +340,9 @@ class Spec(Strict):
         description="The methodology's rule the spec is scored by: "
         + "; ".join(f"{k}: {v}" for k, v in SCORING_METHODS.items())
         + ". Specs released before this field leave it out: their kind and flop_accounting decide, as they did.",
+    )
+    mlperf: MlperfBinding | None = Field(
+        default=None, description="The MLPerf benchmark this spec is, for `specbench import mlperf`."
     )
     workload: Workload
     quality: Quality | None = Field(default=None, description="Required for time_to_quality specs.")
@@ -344,12 +382,15 @@ class Spec(Strict):
         if self.kind == "throughput" and self.throughput is None:
             raise at("kind", "a throughput spec needs `throughput` (warmup_steps, measure_steps, metrics)")
         self._check_scoring()
-        for name in ("official", "smoke"):
+        imported_only = self.workload.executor is None
+        if imported_only and self.mlperf is None:
+            raise at("workload.executor", "only an MLPerf benchmark (`mlperf:`) may name no executor")
+        for name in ("official",) if imported_only else ("official", "smoke"):
             if name not in self.profiles:
                 raise at("profiles", f"profile {name!r} is required")
-        if self.profiles["smoke"].ranked:
+        if "smoke" in self.profiles and self.profiles["smoke"].ranked:
             raise at("profiles.smoke.ranked", "the smoke profile is never ranked: set ranked: false")
-        if self.workload.flops_per_sample is None and not self.workload.variants:
+        if self.workload.flops_per_sample is None and not self.workload.variants and not imported_only:
             raise at("workload", "workload needs flops_per_sample, or variants that set it")
         for name, variant in self.workload.variants.items():
             if variant.flops_per_sample is None and self.workload.flops_per_sample is None:

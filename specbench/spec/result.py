@@ -77,7 +77,9 @@ class RunResult(StrictTyped):
     devices: int = Field(ge=1, description="Accelerators (or CPU processes) that trained.")
     device_kind: str = Field(description="cuda, cpu, ...")
     synthetic_data: bool
-    flops_per_sample: float = Field(gt=0)
+    flops_per_sample: float | None = Field(
+        gt=0, description="The spec's FLOPs per sample; null where the spec states none (an imported MLPerf benchmark)."
+    )
     flop_accounting: Literal["fixed_problem", "processed"]
     model_flops: float | None = Field(default=None, ge=0, description="FLOPs by the spec's accounting.")
     flops_per_s: float | None = Field(default=None, ge=0)

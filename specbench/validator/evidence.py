@@ -33,6 +33,8 @@ UNIT_RANGES: dict[str, tuple[float, float | None]] = {
     "perplexity": (1.0, None),
 }
 """Values a quality metric can take; a metric not listed has no bound here."""
+EVAL_KEYS = ("eval_accuracy", "eval_error", "averaged_validation_loss")
+"""MLLOG keys that carry evaluations (a spec's quality.log_key is one of them in specbench's and MLPerf's logs)."""
 
 
 @dataclass
@@ -78,7 +80,7 @@ def log_samples(run: RunData, problem: Problem) -> int | None:
         counts = [e.metadata.get("samples_count") for e in run.log.all("block_start")]
         valid = [c for c in counts if is_int(c) and c >= 0]
         return sum(valid) if counts and len(valid) == len(counts) else None
-    evaluations = run.log.all("eval_accuracy")
+    evaluations = run.log.all(problem.eval_key)
     count = evaluations[-1].metadata.get("samples_count") if evaluations else None
     if is_int(count) and count >= 0:
         return count
@@ -95,7 +97,7 @@ def _log_epochs(log: ParsedLog) -> float | None:
     stop = log.first("run_stop")
     last = stop.line if stop is not None else math.inf
     found: list[tuple[int, float]] = []  # (line, epoch) up to run_stop, from the log's index by key
-    for key in ("eval_accuracy", "eval_stop", "epoch_stop"):
+    for key in (*EVAL_KEYS, "eval_stop", "epoch_stop"):
         for event in log.all(key):
             if event.line > last:
                 break
@@ -159,7 +161,7 @@ class EvidenceCheck:
         assert run.log is not None
         batch = self.problem.samples_per_step or 0
         previous = 0
-        for event in run.log.all("eval_accuracy"):
+        for event in run.log.all(self.problem.eval_key):
             count, epoch = event.metadata.get("samples_count"), event.metadata.get("epoch_num")
             if not is_int(count) or not isinstance(epoch, (int, float)) or isinstance(epoch, bool):
                 continue
@@ -184,7 +186,7 @@ class EvidenceCheck:
         if bounds is None or run.log is None:
             return True
         low, high = bounds
-        for event in run.log.all("eval_accuracy"):
+        for event in run.log.all(self.problem.eval_key):
             value = event.value
             numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
             if numeric and (value < low or (high is not None and value > high)):

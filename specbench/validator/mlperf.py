@@ -18,7 +18,7 @@ from specbench.formats.mlperf_import import (
     IMPORT_FILE,
     IMPORT_FORMAT,
     IMPORT_FORMAT_VERSION,
-    MLPERF_BENCHMARKS,
+    mlperf_benchmarks,
     ImportedBenchmark,
     ImportRecord,
     MlperfDialect,
@@ -58,7 +58,7 @@ def dialect_for(record: ImportRecord | None, bench: BenchmarkData) -> MlperfDial
     if record is None or bench.meta is None:
         return None
     entry = record.benchmarks.get(bench.name)
-    expected = MLPERF_BENCHMARKS.get(bench.meta.spec_id)
+    expected = mlperf_benchmarks().get(bench.meta.spec_id)
     if entry is None or expected is None or entry.mlperf_benchmark != expected:
         return None
     division = "open" if bench.meta.level == "free" else "closed"
@@ -72,7 +72,7 @@ def check_import(ctx: Context, record: ImportRecord, loaded: Loaded, benchmarks:
     for name, bench in seen.items():
         entry = record.benchmarks.get(name)
         spec_id = bench.meta.spec_id if bench.meta else None
-        expected = MLPERF_BENCHMARKS.get(spec_id) if spec_id else None
+        expected = mlperf_benchmarks().get(spec_id) if spec_id else None
         if entry is None:
             findings.add(
                 "SB-MLP-004",
@@ -82,7 +82,7 @@ def check_import(ctx: Context, record: ImportRecord, loaded: Loaded, benchmarks:
             )
             continue
         if entry.mlperf_benchmark != expected:
-            known = ", ".join(f"{k} ({v})" for k, v in MLPERF_BENCHMARKS.items())
+            known = ", ".join(f"{k} ({v})" for k, v in mlperf_benchmarks().items())
             findings.add(
                 "SB-MLP-004",
                 IMPORT_FILE,

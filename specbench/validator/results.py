@@ -75,11 +75,18 @@ class ResultCheck:
         self.differs("SB-RES-001", ("sample_unit",), s.workload.sample_unit, r.sample_unit, f"spec {s.id}")
         self.differs("SB-RES-001", ("flop_accounting",), s.workload.flop_accounting, r.flop_accounting, f"spec {s.id}")
         expected_flops = flops_per_sample(spec, meta)
-        if expected_flops is not None and not close(r.flops_per_sample, expected_flops, VALUE_REL):
+        found = r.flops_per_sample
+        if found is None if expected_flops is not None else found is not None:
             self.add(
                 "SB-RES-001",
                 ("flops_per_sample",),
-                f"expected flops_per_sample {expected_flops:g} (spec {s.id} at profile {spec.profile}), found {r.flops_per_sample:g}",
+                f"expected flops_per_sample {show(expected_flops)} (spec {s.id} at profile {spec.profile}), found {show(found)}",
+            )
+        elif expected_flops is not None and found is not None and not close(found, expected_flops, VALUE_REL):
+            self.add(
+                "SB-RES-001",
+                ("flops_per_sample",),
+                f"expected flops_per_sample {expected_flops:g} (spec {s.id} at profile {spec.profile}), found {found:g}",
             )
         if s.quality is not None:
             if r.quality is None and s.kind == "time_to_quality":

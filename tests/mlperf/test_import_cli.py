@@ -93,17 +93,18 @@ def test_nothing_to_import_is_a_usage_error(tmp_path: Path) -> None:
     assert isinstance(error, UsageError) and "no MLPerf results under" in str(error)
     _, _, error = invoke("mlperf", str(tmp_path / "missing"), "--out", str(tmp_path / "out"))
     assert isinstance(error, UsageError) and "no such folder" in str(error)
-    org = tmp_path / "bert-only"
+    org = tmp_path / "maskrcnn-only"
     shutil.copytree(corpus() / "v4.0" / "tinycorp", org / "tinycorp")
     (org / "tinycorp" / "results" / "tinybox_green" / "resnet").rename(
-        org / "tinycorp" / "results" / "tinybox_green" / "bert"
+        org / "tinycorp" / "results" / "tinybox_green" / "maskrcnn"
     )
     _, _, error = invoke("mlperf", str(org), "--out", str(tmp_path / "out"))
     assert isinstance(error, UsageError)
-    assert (
-        "tinycorp/results/tinybox_green: no benchmark mlperf-resnet50 answers (it answers MLPerf's 'resnet'; found: bert)"
-        in str(error)
-    )
+    assert "tinycorp/results/tinybox_green: no benchmark the specs answer (" in str(error)
+    assert "found: maskrcnn" in str(error)
+    _, _, error = invoke("mlperf", str(org), "--out", str(tmp_path / "out"), "--spec", "mlperf-resnet50")
+    assert isinstance(error, UsageError)
+    assert "tinycorp/results/tinybox_green: no benchmark the specs answer (resnet); found: maskrcnn" in str(error)
 
 
 def test_reimport_replaces_an_import_but_never_a_submission(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_systems_imported_in_turn_are_as_imported_one_at_a_time(tmp_path: Path) 
     together = import_results(tree, tmp_path / "together", jobs=1)
     assert len(together.systems) >= 2
     for done in together.systems:
-        alone = convert_system(done.imported.source, load_spec("mlperf-resnet50"), tmp_path / "alone")
+        alone = convert_system(done.imported.source, {"resnet": load_spec("mlperf-resnet50")}, tmp_path / "alone")
         assert alone is not None
         report = validate_submission(alone.output)
         where = {"path": str(alone.output), "root": str(alone.output)}
