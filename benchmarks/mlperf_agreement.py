@@ -76,7 +76,9 @@ def round_facts(folder: Path) -> tuple[str, str] | None:
 
 def result_logs(round_dir: Path) -> list[Path]:
     """Every result log of a round: <org>/results/<system>/.../result_*.txt, power logs left out."""
-    return sorted(p for p in round_dir.glob("*/results/**/result_*.txt") if "power" not in p.relative_to(round_dir).parts)
+    return sorted(
+        p for p in round_dir.glob("*/results/**/result_*.txt") if "power" not in p.relative_to(round_dir).parts
+    )
 
 
 def child_env() -> dict[str, str]:
@@ -110,7 +112,9 @@ def specbench_verdicts(round_dir: Path, out: Path) -> tuple[dict[str, Any], list
         cwd=REPO,
     )
     if imported.returncode not in (0, 1):
-        raise SystemExit(f"specbench import mlperf {round_dir} failed ({imported.returncode}): {imported.stderr[-3000:]}")
+        raise SystemExit(
+            f"specbench import mlperf {round_dir} failed ({imported.returncode}): {imported.stderr[-3000:]}"
+        )
     validated = subprocess.run(
         [*cli, "validate", str(out), "--format", "json"], capture_output=True, text=True, env=child_env(), cwd=REPO
     )
@@ -223,14 +227,20 @@ def main() -> None:
 
 def print_result(result: dict[str, Any]) -> None:
     for name, data in result["rounds"].items():
-        print(f"\n{name} (MLPerf {data['usage']} {data['ruleset']}): {data['logs']} logs; MLPerf's checker "
-              f"{data['mlperf_checker_s']} s, specbench import + validate {data['specbench_import_validate_s']} s")
-        print(f"{'benchmark':<28} {'logs':>5} {'MLPerf ok':>9} {'specbench ok':>12} {'agree':>6} {'stricter':>8} "
-              f"{'unexplained':>11} {'not judged':>10}")
+        print(
+            f"\n{name} (MLPerf {data['usage']} {data['ruleset']}): {data['logs']} logs; MLPerf's checker "
+            f"{data['mlperf_checker_s']} s, specbench import + validate {data['specbench_import_validate_s']} s"
+        )
+        print(
+            f"{'benchmark':<28} {'logs':>5} {'MLPerf ok':>9} {'specbench ok':>12} {'agree':>6} {'stricter':>8} "
+            f"{'unexplained':>11} {'not judged':>10}"
+        )
         for bench, c in data["benchmarks"].items():
-            print(f"{bench:<28} {c.get('logs', 0):>5} {c.get('mlperf_pass', 0):>9} {c.get('specbench_pass', 0):>12} "
-                  f"{c.get('agree', 0):>6} {c.get('stricter on purpose', 0):>8} {c.get('unexplained', 0):>11} "
-                  f"{c.get('not_judged', 0):>10}")
+            print(
+                f"{bench:<28} {c.get('logs', 0):>5} {c.get('mlperf_pass', 0):>9} {c.get('specbench_pass', 0):>12} "
+                f"{c.get('agree', 0):>6} {c.get('stricter on purpose', 0):>8} {c.get('unexplained', 0):>11} "
+                f"{c.get('not_judged', 0):>10}"
+            )
         for d in data["disagreements"]:
             print(f"  {d['kind']}: {d['log']}\n    MLPerf: {d['mlperf']}\n    specbench: {d['specbench']}")
 

@@ -29,7 +29,10 @@ def command() -> None:
     help="Folder for the submissions (ORG/SYSTEM below the round's folder); must lie outside RESULTS_ROOT.",
 )
 @click.option(
-    "--spec", "-S", default=None, help="Import only the benchmark this spec answers (file or built-in id) [default: every benchmark a "
+    "--spec",
+    "-S",
+    default=None,
+    help="Import only the benchmark this spec answers (file or built-in id) [default: every benchmark a "
     "built-in MLPerf spec answers: `specbench specs` lists them].",
 )
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -63,7 +63,9 @@ class SystemJson(SourceFile):
     content: dict[str, Any] = Field(description="systems/<system>.json as MLPerf publishes it.")
 
 
-ImportCode = Literal["SB-MLP-005", "SB-MLP-006", "SB-MLP-009", "SB-MLP-010", "SB-MLP-011", "SB-MLP-012", "SB-MLP-014"]
+ImportCode = Literal[
+    "SB-MLP-005", "SB-MLP-006", "SB-MLP-009", "SB-MLP-010", "SB-MLP-011", "SB-MLP-012", "SB-MLP-014", "SB-MLP-020"
+]
 
 
 class ImportFinding(Strict):
@@ -115,6 +117,22 @@ class Scaling(Strict):
     scaling_factor: float = Field(ge=1.0, le=10.0, description="Written by MLPerf's RCP checker; never below 1.")
 
 
+class Published(Strict):
+    """MLPerf's published figures for a benchmark folder, as its result_summarizer computes them (mlperf.published)."""
+
+    runs_required: int = Field(ge=1)
+    runs_counted: int = Field(ge=0, description="Result logs the summarizer averages from (compliant, complete).")
+    olympic_mean_s: float | None = Field(description="Mean of the counted runs after the summarizer's drops.")
+    scaling_factor: float
+    time_to_train_s: float | None = Field(description="The published time to train: olympic mean x scaling factor.")
+    energy_j: float | None = Field(default=None, description="The published energy to train, where power was logged.")
+    energy_with_interconnect_j: float | None = Field(
+        default=None,
+        description="The published energy had measured switch logs counted (SB-MLP-020); None when none are.",
+    )
+    crash: str | None = Field(default=None, description="Why MLPerf's summarizer stops here and publishes nothing.")
+
+
 class ImportedBenchmark(Strict):
     mlperf_benchmark: str
     scaling_mode: Literal["strong", "weak"] | None = Field(
@@ -123,6 +141,7 @@ class ImportedBenchmark(Strict):
     folder: str
     runs: dict[str, ImportedRun]
     scaling: Scaling | None = Field(default=None, description="scaling.json, where the benchmark folder has one.")
+    published: Published | None = Field(default=None, description="MLPerf's published figures, recomputed.")
     ignored: list[str] = Field(default_factory=list, description="Files of the benchmark folder not imported, why.")
     findings: list[ImportFinding] = Field(default_factory=list)
 

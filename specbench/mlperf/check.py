@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from specbench.formats.mllog import ParsedLog, parse_log
-from specbench.formats.mlperf_import import mlperf_benchmarks, MlperfDialect
+from specbench.formats.mlperf_import import MlperfDialect, mlperf_benchmarks
 from specbench.spec.loader import LoadedSpec, load_spec
 from specbench.spec.resolve import ResolvedSpec, resolve
 from specbench.spec.rules import Level, applies, evaluate

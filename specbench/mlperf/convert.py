@@ -14,9 +14,9 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from specbench.formats.mllog import ParsedLog, parse_log
@@ -36,6 +36,7 @@ from specbench.formats.strictjson import parse_json_text
 from specbench.mlperf.check import declared_hyperparameters
 from specbench.mlperf.power import write_trace
 from specbench.mlperf.powerfiles import read_power_folders
+from specbench.mlperf.publish import published_figures
 from specbench.mlperf.runresult import RunImport, RunInputs, convert_run, iso
 from specbench.mlperf.source import BenchmarkSource, SourceError, SystemSource, natural_key, read_bytes, result_name
 from specbench.mlperf.source import source_file as file_of
@@ -293,12 +294,21 @@ def _convert_benchmark(ctx: Context, loaded: LoadedSpec, source: BenchmarkSource
                 message=f"expected a result file {name}.txt for this power folder, found none",
             )
         )
+    scaling = _scaling(ctx, source, findings)
+    verdicts = [
+        (path, parsed, run.result.status == "success") for (path, *_, parsed), run in zip(logs, runs, strict=True)
+    ]
+    published, extra = published_figures(
+        source, verdicts, usage, ctx.ruleset, LEVEL_DIVISION[level], scaling.scaling_factor if scaling else 1.0
+    )
+    findings.extend(extra)
     record = ImportedBenchmark(
         mlperf_benchmark=source.name,
         scaling_mode=source.scaling_mode,
         folder=folder,
         runs={run.folder: ImportedRun(result_file=run.source, power=run.power) for run in runs},
-        scaling=_scaling(ctx, source, findings),
+        scaling=scaling,
+        published=published,
         ignored=source.ignored + sorted({note for p in power.values() for note in p.ignored}),
         findings=findings,
     )

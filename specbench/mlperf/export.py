@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
-from specbench.formats.mlperf_import import IMPORT_FILE, mlperf_benchmarks, ImportedBenchmark, ImportRecord
+from specbench.formats.mlperf_import import IMPORT_FILE, ImportedBenchmark, ImportRecord, mlperf_benchmarks
 from specbench.mlperf.export_power import node_logs, switch_logs
 from specbench.mlperf.export_system import built_description, imported_description, parse_fields
 from specbench.mlperf.staging import Staging

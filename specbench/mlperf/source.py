@@ -20,6 +20,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from specbench.formats.mlperf_import import SourceFile
 
@@ -64,7 +65,7 @@ class BenchmarkSource:
     power: Path | None
     ignored: list[str] = field(default_factory=list)
     scaling: Path | None = None
-    scaling_mode: str | None = None
+    scaling_mode: Literal["strong", "weak"] | None = None
     """MLPerf HPC: `strong` or `weak`, the folder the benchmark sits in; None for MLPerf Training."""
 
     @property
@@ -168,16 +169,17 @@ SCALING_MODES = ("strong", "weak")
 
 def _benchmarks(system_folder: Path) -> list[BenchmarkSource]:
     """The benchmark folders of a system: <benchmark>/ (training), or strong/<benchmark>/ and weak/<benchmark>/ (HPC)."""
-    found = []
+    found: list[BenchmarkSource] = []
     for folder in _dirs(system_folder):
         if folder.name in SCALING_MODES:
-            found.extend(_benchmark(inner, folder.name) for inner in _dirs(folder))
+            mode: Literal["strong", "weak"] = "strong" if folder.name == "strong" else "weak"
+            found.extend(_benchmark(inner, mode) for inner in _dirs(folder))
         else:
             found.append(_benchmark(folder))
     return found
 
 
-def _benchmark(folder: Path, scaling_mode: str | None = None) -> BenchmarkSource:
+def _benchmark(folder: Path, scaling_mode: Literal["strong", "weak"] | None = None) -> BenchmarkSource:
     bench = BenchmarkSource(folder.name, folder, [], None, scaling_mode=scaling_mode)
     for entry in _entries(folder):
         if entry.is_dir(follow_symlinks=False) and entry.name == "power":

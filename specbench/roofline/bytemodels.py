@@ -68,6 +68,8 @@ def _optimizer(run: RunContext) -> str:
 def _flops_note(layers: list[Layer], run: RunContext) -> str | None:
     """A note where the layer table's FLOPs differ from the run's by more than 1%."""
     flops, stated = training_flops_per_sample(layers), run.result.flops_per_sample
+    if stated is None:
+        return f"the layer table counts {flops:.4g} FLOPs per sample, the run states none"
     if abs(flops - stated) > FLOPS_MISMATCH * stated:
         return f"the layer table counts {flops:.4g} FLOPs per sample, the run states {stated:.4g}"
     return None

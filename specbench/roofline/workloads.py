@@ -137,6 +137,8 @@ def _same_device(roofline: Roofline, run: RunContext) -> bool | None:
 def place_run(roofline: Roofline, run: RunContext) -> WorkloadPoint:
     """The run's point; raises ValueError with the reason when it cannot be placed."""
     result = run.result
+    if result.flops_per_sample is None:
+        raise ValueError("the run states no FLOPs per sample (its spec has none): nothing to place")
     achieved = computed_flops_per_s(
         result.flops_per_sample, result.samples_processed, result.duration_s, result.devices
     )

@@ -293,7 +293,9 @@ class MlperfBinding(Strict):
     """The MLPerf benchmark a spec is: its results are imported and judged by the typed port of MLPerf's log rules."""
 
     usage: Literal["training", "hpc"]
-    benchmark: str = Field(pattern=r"^[a-z0-9_]{1,64}$", description="MLPerf's name: the results folder, submission_benchmark.")
+    benchmark: str = Field(
+        pattern=r"^[a-z0-9_]{1,64}$", description="MLPerf's name: the results folder, submission_benchmark."
+    )
     rulesets: list[str] = Field(
         min_length=1,
         description="MLPerf logging rulesets (rules/mlperf/<usage>-<ruleset>.yaml) whose logs answer this spec.",

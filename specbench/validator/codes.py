@@ -657,4 +657,11 @@ CODES: dict[str, Code] = _codes(
         "MLPerf's published time to train is the olympic mean x scaling.json's scaling_factor; "
         "without it the time to train is the unscaled olympic mean",
     ),
+    (
+        "SB-MLP-020",
+        "warning",
+        "switch power measured but counted as zero by MLPerf's summarizer",
+        "log the interconnect as interconnect_power_est (an estimate) or have MLPerf count sw_N.txt power_reading "
+        "lines; specbench shows both energies",
+    ),
 )

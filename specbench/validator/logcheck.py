@@ -16,10 +16,15 @@ from specbench.spec.rules import Cardinality, count_ok
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
 from specbench.validator.logquality import Quality, QualityCheck
+from specbench.validator.mlperf_engine import typed_log_rules
 from specbench.validator.mlperf_log import MlperfLogRules
 from specbench.validator.model import LogFacts, LogReading, RunData
 from specbench.validator.values import is_int, is_number, same, show
 
+LEGACY_PORT = "resnet"
+"""The MLPerf benchmark still judged by the hand-written port of MLPerf's common rules (validator.mlperf_log),
+which agrees with MLPerf's checker on the 165 logs of the v4.0 ResNet round; every other benchmark is judged
+by the typed rules of rules/mlperf/ (validator.mlperf_engine)."""
 REQUIRED_POINTS = (
     "submission_org",
     "submission_platform",
@@ -68,8 +73,11 @@ class LogCheck:
     def run_all(self) -> LogReading:
         for problem in self.log.problems:
             self.findings.add("SB-LOG-001", self.file, problem.message, line=problem.line, column=problem.column)
-        if self.mlperf is not None:
+        if self.mlperf is not None and self.mlperf.benchmark == LEGACY_PORT:
             self.broken = MlperfLogRules(self, self.mlperf).run()
+        elif self.mlperf is not None:
+            dialect = self.mlperf
+            self.broken = typed_log_rules(self.log, self.file, self.findings, dialect.usage, dialect.ruleset)
         else:
             self.check_event_types()
             self.check_counts()

@@ -18,10 +18,10 @@ from specbench.formats.mlperf_import import (
     IMPORT_FILE,
     IMPORT_FORMAT,
     IMPORT_FORMAT_VERSION,
-    mlperf_benchmarks,
     ImportedBenchmark,
     ImportRecord,
     MlperfDialect,
+    mlperf_benchmarks,
 )
 from specbench.validator.codes import CODES
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model

@@ -25,9 +25,20 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, Literal
 
+from specbench.errors import UsageError
 from specbench.formats.mllog import LogEvent, ParsedLog
-from specbench.formats.mlperf_rules import Aggregate, Check, Include, KeyRecord, MlperfRuleSet, StateUpdate
+from specbench.formats.mlperf_rules import (
+    Aggregate,
+    Check,
+    Include,
+    KeyRecord,
+    MlperfRuleSet,
+    StateUpdate,
+    load_mlperf_rules,
+)
+from specbench.validator.findings import Findings
 from specbench.validator.mlperf_checks import EVAL_ERRORS, State, expected, found, holds, include_path, update
+from specbench.validator.mlperf_lines import mlperf_view
 from specbench.validator.values import show
 
 ONCE_MARKER = "submission_"
@@ -272,3 +283,35 @@ def check_mlperf_log(log: ParsedLog, rules: MlperfRuleSet, *, werror: bool = Fal
     except _Stop as stop:
         return run.verdict(stop.violation)
     return run.verdict(None)
+
+
+def typed_log_rules(log: ParsedLog, file: str, findings: Findings, usage: str, ruleset: str) -> list[str]:
+    """MLPerf's checker on an imported log from the typed rules of its ruleset: each violation an SB-MLP-001
+    finding at its line; returns why the run counts as failed (empty when MLPerf's checker passes the log)."""
+    try:
+        rules = load_mlperf_rules(usage, ruleset)
+    except UsageError as err:
+        message = f"{err}: the log cannot be judged by MLPerf's rules; the run counts as failed"
+        findings.add("SB-MLP-001", file, message)
+        return [message]
+    verdict = check_mlperf_log(log, rules)
+    broken = []
+    for violation in verdict.violations:
+        message = f"{violation.message} (MLPerf {violation.rule_file}); the run counts as failed"
+        findings.add("SB-MLP-001", file, message, line=violation.line)
+        broken.append(violation.message)
+    if not verdict.passed and not broken:
+        broken.append("MLPerf's compliance checker fails the log")
+    return broken
+
+
+def check_mlperf_text(text: str, rules: MlperfRuleSet, *, werror: bool = False) -> MlperfVerdict:
+    """The verdict on a log's text read as MLPerf's parser reads it (specbench.validator.mlperf_lines).
+
+    Decode a file as latin-1, as MLPerf does, for the same verdict on any bytes.
+    """
+    view = mlperf_view(text)
+    if view.stop is None:
+        return check_mlperf_log(view.log, rules, werror=werror)
+    stop = MlperfViolation("stopped", "", None, view.stop.line, f"line {view.stop.line}: {view.stop.message}")
+    return MlperfVerdict(passed=False, violations=(stop,), stopped=stop)

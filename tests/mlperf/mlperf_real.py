@@ -132,6 +132,8 @@ def repeat(key: str, value: Any) -> Mutation:
 
 def move_before(key: str, other: str) -> Mutation:
     def edit(events: list[Event]) -> None:
+        if key == other:
+            return
         moved = events.pop(where(events, key))
         events.insert(where(events, other), moved)
 
