@@ -38,6 +38,8 @@ ROUND_NAME = re.compile(r"(?:^|[-_])(training|hpc)?[-_]?v(\d+)\.(\d+)")
 STRICTER = {
     "SB-MLP-013": "the dataset sizes of layer 9 must be the benchmark's (MLPerf's checker asks only for a value)",
     "SB-LOG-009": "a log that reached its target but has no run_stop",
+    "SB-PRV-002": "two result logs of one benchmark with run_start at the same millisecond (one run submitted twice, "
+    "or runs run at once); MLPerf's checker reads one log at a time",
 }
 """specbench error codes that are stricter than MLPerf's checker on purpose (docs/mlperf-import.md)."""
 

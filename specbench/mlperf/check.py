@@ -60,7 +60,9 @@ def check_log(
         hyperparameters=declared,
     )
     findings = Findings()
-    dialect = MlperfDialect(ruleset, mlperf_benchmarks()[resolved.spec.id], division)
+    binding = resolved.spec.mlperf
+    usage = binding.usage if binding is not None else "training"
+    dialect = MlperfDialect(ruleset, mlperf_benchmarks()[resolved.spec.id], division, usage)
     run = RunData.of_log("run_1", 1, "", LogCheck(log, LOG, findings, resolved, meta, False, dialect).run_all())
     for name, rule in resolved.rules.get("workload", {}).items():
         if not applies(rule, declared) or rule.kind == "free":  # type: ignore[attr-defined]

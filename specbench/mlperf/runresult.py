@@ -21,7 +21,7 @@ from specbench.mlperf.system import accelerator_count
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
 from specbench.spec.system import SubmissionMeta
-from specbench.validator.evidence import log_epochs
+from specbench.validator.evidence import log_epochs, log_samples
 from specbench.validator.findings import Findings
 from specbench.validator.logcheck import LogCheck
 from specbench.validator.model import RunData
@@ -179,8 +179,8 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
     train = _log_int(log, "train_samples") or spec.workload.dataset.train_samples
     batch = _log_int(log, "global_batch_size")
     epochs = epochs_trained(log)
-    samples = round(epochs * train) if epochs is not None else None
     problem = Problem.of(resolved, meta.hyperparameters)
+    samples = log_samples(data, problem)  # the validator's own reading: the last evaluation's count, else epochs
     per_sample = problem.flops_per_sample
     duration = data.duration_s
     accounts = account(

@@ -160,7 +160,13 @@ class Group:
 
     @property
     def primary(self) -> str:
-        return "samples_per_s" if self.key.kind == "throughput" else "valid_flops_per_s"
+        """What ranks: samples/s (throughput), Valid FLOPS; or, for an imported MLPerf benchmark whose spec states no
+        FLOPs per sample (no entry has Valid FLOPS), MLPerf's own metric, the time to train (lowest first)."""
+        if self.key.kind == "throughput":
+            return "samples_per_s"
+        if self.entries and all(e.value("valid_flops_per_s") is None for e in self.entries):
+            return "time_s"
+        return "valid_flops_per_s"
 
 
 @dataclass
@@ -360,7 +366,13 @@ def _rank(group: Group) -> None:
     for entry in group.entries:
         if entry in rankable and entry not in per_w:
             entry.notes.append("power not measured: not ranked per watt")
-    group.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, -(e.value(primary) or -math.inf), *_names(e)))
+    sign = 1.0 if primary in LOWER_IS_BETTER else -1.0
+    group.entries.sort(key=lambda e: (e.rank is None, e.rank or 0, _ordered(e.value(primary), sign), *_names(e)))
+
+
+def _ordered(value: float | None, sign: float) -> float:
+    """A value as the sort key of its rows: best first, a missing value last."""
+    return sign * value if value is not None else math.inf
 
 
 def _names(entry: Entry) -> tuple[str, str, str, str]:
@@ -368,10 +380,16 @@ def _names(entry: Entry) -> tuple[str, str, str, str]:
     return (entry.submitter, entry.system, entry.benchmark, entry.folder)
 
 
+LOWER_IS_BETTER = frozenset({"time_s"})
+
+
 def _competition(entries: list[Entry], metric: str) -> list[tuple[Entry, int]]:
-    """Each entry with its rank by `metric`, highest first: 1 + the number of entries with a higher value."""
+    """Each entry with its rank by `metric`, best first (highest; lowest for a time): 1 + the number better."""
+    sign = 1.0 if metric in LOWER_IS_BETTER else -1.0
     ranked: list[tuple[Entry, int]] = []
-    for position, entry in enumerate(sorted(entries, key=lambda e: (-(e.value(metric) or 0.0), *_names(e))), start=1):
+    for position, entry in enumerate(
+        sorted(entries, key=lambda e: (sign * (e.value(metric) or 0.0), *_names(e))), start=1
+    ):
         tied = bool(ranked) and ranked[-1][0].value(metric) == entry.value(metric)
         ranked.append((entry, ranked[-1][1] if tied else position))
     return ranked

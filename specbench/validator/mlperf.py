@@ -62,7 +62,8 @@ def dialect_for(record: ImportRecord | None, bench: BenchmarkData) -> MlperfDial
     if entry is None or expected is None or entry.mlperf_benchmark != expected:
         return None
     division = "open" if bench.meta.level == "free" else "closed"
-    return MlperfDialect(record.source.ruleset, expected, division)
+    usage = "hpc" if record.source.kind == "mlperf-hpc" else "training"
+    return MlperfDialect(record.source.ruleset, expected, division, usage)
 
 
 def check_import(ctx: Context, record: ImportRecord, loaded: Loaded, benchmarks: Iterable[BenchmarkData]) -> None:

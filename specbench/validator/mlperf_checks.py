@@ -160,11 +160,15 @@ EXPECTED: dict[str, Callable[[Any], str]] = {
     "state_true": lambda c: f"after {c.name} (state {c.name!r} true)",
     "state_false": lambda c: f"before {c.name} (state {c.name!r} false)",
     "state_eq": lambda c: f"state {c.name!r} == {c.value!r}",
-    "within_minutes_of_first": lambda c: f"less than {c.minutes if c.minutes is not None else c.minutes_state} minutes after the first {c.first}",
+    "within_minutes_of_first": lambda c: f"a time less than {_minutes(c)} minutes after the first init (state {c.first!r})",
     "value_scaled_eq_state_scaled": lambda c: f"value x {c.value_factor!r} == {c.state} x {c.state_factor!r}",
     "value_eq_constant_minus_state": lambda c: f"{c.constant!r} - {c.state}",
     "value_eq_ceil_quotient_minus_state": lambda c: f"ceil({c.dividend!r} x {c.dividend_factor!r} / {c.divisor_state}) - {c.state}",
 }  # fmt: skip
+
+
+def _minutes(check: WithinMinutesOfFirst) -> str:
+    return repr(check.minutes) if check.minutes is not None else f"state {check.minutes_state!r}"
 
 
 def expected(check: Check) -> str:
@@ -178,10 +182,13 @@ def _state_names(check: Check) -> list[str]:
 
 def found(check: Check, event: LogEvent, state: State) -> str:
     """What the line (and the state the check reads) holds, for the message."""
+    metadata = event.metadata
+    if not isinstance(metadata, dict) and isinstance(check, (MetadataAnyOf, MetadataImplies, MetadataRange)):
+        return f"metadata {show(metadata)} (no object)"
     if isinstance(check, (MetadataAnyOf, MetadataImplies)):
-        return f"metadata keys {sorted(event.metadata)}"
+        return f"metadata keys {sorted(metadata)}"
     if isinstance(check, MetadataRange):
-        return f"metadata {check.key!r} = {show(event.metadata.get(check.key, '(missing)'))}"
+        return f"metadata {check.key!r} = {show(metadata.get(check.key, '(missing)'))}"
     parts = [] if isinstance(check, (StateTrue, StateFalse, StateEq)) else [f"value {show(event.value)}"]
     if isinstance(check, WithinMinutesOfFirst):
         parts = [f"time_ms {time_ms(event)!r}"]

@@ -221,9 +221,9 @@ class _Run:
         groups: dict[Any, tuple[dict[Any, Any], list[float], int]] = {}
         sources = chain(self.log.all(rule.source_key), (e for e in self.extra if e.key == rule.source_key))
         for event in sources:
-            if rule.metric_field not in event.metadata:
-                continue
             try:
+                if rule.metric_field not in event.metadata:
+                    continue
                 group = event.metadata[rule.group_field]
                 if group not in groups:
                     groups[group] = ({rule.group_field: group}, [float(event.time_ms)], event.line)

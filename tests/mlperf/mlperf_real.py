@@ -10,13 +10,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-import pytest
+from mlperf_logging.compliance_checker import mlp_compliance
 
 from specbench.formats.mllog import parse_log
 from specbench.formats.mlperf_rules import load_mlperf_rules
 from specbench.validator.mlperf_engine import MlperfVerdict, check_mlperf_log
-
-mlp_compliance = pytest.importorskip("mlperf_logging.compliance_checker.mlp_compliance")
 
 Outcome = Literal["pass", "fail", "stopped"]
 Event = dict[str, Any]
