@@ -89,14 +89,16 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def mlperf_verdicts(logs: list[Path], usage: str, ruleset: str) -> tuple[dict[str, Any], float]:
+def mlperf_verdicts(logs: list[Path], usage: str, ruleset: str, tmp: Path) -> tuple[dict[str, Any], float]:
+    """MLPerf's checker on each log; it runs in `tmp`, where it writes its compliance_checker.log."""
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", CHECKER_LOOP, usage, ruleset],
-        input="\n".join(str(p) for p in logs),
+        input="\n".join(str(p.resolve()) for p in logs),
         capture_output=True,
         text=True,
         env=child_env(),
+        cwd=tmp,
         check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1]), time.perf_counter() - start
@@ -161,7 +163,7 @@ def compare(round_dir: Path, logs: list[Path], mlperf: dict[str, Any], ours: dic
     disagreements = []
     for log in logs:
         bench = benchmark_of(round_dir, log)
-        theirs = mlperf[str(log)]
+        theirs = mlperf[str(log.resolve())]
         mine = ours.get(str(log.resolve()))
         row = rows[bench]
         row["logs"] += 1
@@ -209,7 +211,7 @@ def main() -> None:
             usage, ruleset = facts
             logs = result_logs(round_dir)
             print(f"{round_dir.name}: {len(logs)} result logs, MLPerf {usage} {ruleset} ...", file=sys.stderr)
-            mlperf, mlperf_s = mlperf_verdicts(logs, usage, ruleset)
+            mlperf, mlperf_s = mlperf_verdicts(logs, usage, ruleset, Path(tmp))
             ours, skipped, ours_s = specbench_verdicts(round_dir, Path(tmp) / round_dir.name)
             rows, disagreements = compare(round_dir, logs, mlperf, ours, skipped)
             result["rounds"][round_dir.name] = {
