@@ -14,7 +14,8 @@ import importlib.metadata
 import importlib.util
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from specbench.formats.mlperf_rules import (
     Usage,
     rules_file_name,
 )
+from specbench.mlperf.ruleport_docs import render as render_docs
 from specbench.mlperf.ruleport_shapes import UnknownShape, begin_shape, check_shape, normalise, post_shapes
 
 LEFT_OUT: dict[tuple[str, str], str] = {
@@ -133,7 +135,8 @@ def port_file(root: Path, path: str) -> tuple[RuleFile, list[Item]]:
         if kind == "BEGIN" and set(body) == {"CODE"}:
             if initial_state is not None or aggregate is not None:
                 raise UnknownShape(f"{path}: two BEGIN blocks (MLPerf allows one)")
-            shape, typed = begin_shape(body["CODE"])
+            with _at(path, "BEGIN", "CODE"):
+                shape, typed = begin_shape(body["CODE"])
             if isinstance(typed, Aggregate):
                 aggregate, name = typed, "aggregate"
             else:
@@ -171,7 +174,7 @@ def port_record(path: str, body: dict[str, Any]) -> tuple[KeyRecord, list[Item]]
     items: list[Item] = []
     if "REQ" in body:
         fields.update(_req(path, key, body["REQ"]))
-        items.append(Item(path, key, "REQ", 0, body["REQ"], body["REQ"], (f"req: {fields['req']}",)))
+        items.append(Item(path, key, "REQ", 0, normalise(body["REQ"]), body["REQ"], (f"req: {fields['req']}",)))
     checks: list[Check] = []
     raw = body.get("CHECK", [])
     for index, text in enumerate(raw if isinstance(raw, list) else [raw]):
@@ -179,17 +182,20 @@ def port_record(path: str, body: dict[str, Any]) -> tuple[KeyRecord, list[Item]]
         if reason is not None:
             items.append(Item(path, key, "CHECK", index, normalise(text), normalise(text), (), reason))
             continue
-        shape, check = _located(path, key, "CHECK", lambda t=text: check_shape(t))
+        with _at(path, key, "CHECK"):
+            shape, check = check_shape(text)
         checks.append(check)
         items.append(Item(path, key, "CHECK", index, normalise(text), shape, (check.kind,)))
     fields["checks"] = checks
     if "ATLEAST_ONE_CHECK" in body:
         text = body["ATLEAST_ONE_CHECK"]
-        shape, check = _located(path, key, "ATLEAST_ONE_CHECK", lambda: check_shape(text))
+        with _at(path, key, "ATLEAST_ONE_CHECK"):
+            shape, check = check_shape(text)
         fields["at_least_one_check"] = check
         items.append(Item(path, key, "ATLEAST_ONE_CHECK", 0, normalise(text), shape, (check.kind,)))
     if "POST" in body:
-        done = _located(path, key, "POST", lambda: post_shapes(body["POST"]))
+        with _at(path, key, "POST"):
+            done = post_shapes(body["POST"])
         fields["includes"] = [p for _, p in done if isinstance(p, Include)]
         fields["sets"] = [p for _, p in done if not isinstance(p, Include)]
         typed = tuple("include" if isinstance(p, Include) else p.kind for _, p in done)
@@ -197,9 +203,11 @@ def port_record(path: str, body: dict[str, Any]) -> tuple[KeyRecord, list[Item]]
     return KeyRecord(**fields), items
 
 
-def _located(path: str, key: str, field: str, translate: Any) -> Any:
+@contextmanager
+def _at(path: str, key: str, field: str) -> Iterator[None]:
+    """An UnknownShape raised inside names the rule file, key and field."""
     try:
-        return translate()
+        yield
     except UnknownShape as err:
         raise UnknownShape(f"{path}: {key}: {field}: {err}") from err
 
@@ -252,12 +260,6 @@ def _kind_first(data: Any) -> Any:
 
 def port_all(root: Path | None = None) -> list[Port]:
     return [port_ruleset(usage, ruleset, root) for usage, ruleset in RULESETS]
-
-
-def render_docs(ports: Sequence[Port]) -> str:
-    from specbench.mlperf.ruleport_docs import render
-
-    return render(ports)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

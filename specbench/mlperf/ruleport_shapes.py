@@ -225,8 +225,10 @@ def check_shape(text: str) -> tuple[str, Check]:
     text = unwrap(shown)
     if len(split_top(text, " and ")) > 1 or _comparisons(text):
         found = _conjunction(text, shown)
+        if isinstance(found, ValueRange):
+            return "value op number [and value op number]", found
         if found is not None:
-            return "comparisons joined by and", found
+            return "value['f'] op number [and value['g'] op number]", found
     if len(split_top(text, " or ")) > 1:
         values = [re.fullmatch(rf"{V} == (?P<lit>{LIT})", p) for p in split_top(text, " or ")]
         if all(values):

@@ -292,8 +292,27 @@ def _check_profiles(spec: Spec, doc: Document) -> None:
         raise InputError(problems)
 
 
-ADDED_FIELDS = ("scoring",)
+ADDED_FIELDS = ("scoring", "mlperf")
 """Spec fields added after specs were released: left out of the digest when unset, so no released digest changes."""
+
+
+NESTED_ADDED_DEFAULTS = {
+    ("quality",): {"log_key": "eval_accuracy"},
+    ("workload", "dataset"): {"counts_checked": True},
+}
+"""Fields added to nested parts of a spec after specs were released, left out of the digest at their default so
+that an earlier spec (and every submission naming it) keeps its identity."""
+
+
+def _drop_added_defaults(data: dict[str, Any]) -> None:
+    for path, defaults in NESTED_ADDED_DEFAULTS.items():
+        part: Any = data
+        for key in path:
+            part = part.get(key) if isinstance(part, dict) else None
+        if isinstance(part, dict):
+            for key, default in defaults.items():
+                if key in part and part[key] == default:
+                    part.pop(key)
 
 
 def spec_digest(spec: Spec) -> str:
@@ -302,6 +321,7 @@ def spec_digest(spec: Spec) -> str:
     for key in ADDED_FIELDS:
         if data.get(key) is None:
             data.pop(key, None)
+    _drop_added_defaults(data)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from mlperf_logging.compliance_checker import mlp_compliance
 from mlperf_real import build_log, event, real_outcome, render, silenced
 
 from specbench.formats.mllog import parse_log
-from specbench.formats.mlperf_rules import FORMAT, MlperfRuleSet, Source, load_mlperf_rules
+from specbench.formats.mlperf_rules import FORMAT, Check, MlperfRuleSet, Source, load_mlperf_rules
 from specbench.mlperf.ruleport import port_file
 from specbench.validator.mlperf_engine import check_mlperf_log, check_mlperf_text
 from specbench.validator.mlperf_lines import mlperf_view
@@ -237,3 +237,8 @@ def test_mlperf_view_reads_what_specbench_refuses_and_stops_where_mlperf_raises(
     assert stopped.stop is not None and "KeyError" in stopped.stop.message
     verdict = check_mlperf_text(':::MLLOG {"time_ms": null}\n', load_mlperf_rules("hpc", "3.0.0"))
     assert not verdict.passed and verdict.stopped is not None
+
+
+def test_every_typed_check_kind_has_a_case_against_mlperf() -> None:
+    kinds = {get_args(m.model_fields["kind"].annotation)[0] for m in get_args(get_args(Check)[0])}
+    assert {case[0] for case in KIND_CASES} == kinds
