@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from specbench.spec.builtin import data_root, spec_paths
+from specbench.spec.builtin import spec_paths
 from specbench.spec.loader import load_spec
-from specbench.spec.models import Strict
+from specbench.spec.models import Spec, Strict
 
 IMPORT_FILE = "import.json"
 IMPORT_FORMAT = "specbench.mlperf-import"
@@ -35,11 +35,9 @@ def mlperf_benchmarks() -> dict[str, str]:
     return found
 
 
-def mlperf_usage(spec_id: str) -> str:
-    """training or hpc: the usage of MLPerf's checker for a built-in MLPerf spec (training when unknown)."""
-    path = data_root() / "specs" / f"{spec_id}.yaml"
-    binding = load_spec(path).spec.mlperf if path.is_file() else None
-    return binding.usage if binding is not None else "training"
+def mlperf_name(spec: Spec) -> str | None:
+    """The MLPerf benchmark a spec is (its `mlperf:` binding, or a legacy id's), None for another spec."""
+    return spec.mlperf.benchmark if spec.mlperf is not None else LEGACY_BENCHMARKS.get(spec.id)
 
 
 class SourceFile(Strict):
@@ -64,7 +62,15 @@ class SystemJson(SourceFile):
 
 
 ImportCode = Literal[
-    "SB-MLP-005", "SB-MLP-006", "SB-MLP-009", "SB-MLP-010", "SB-MLP-011", "SB-MLP-012", "SB-MLP-014", "SB-MLP-020"
+    "SB-MLP-005",
+    "SB-MLP-006",
+    "SB-MLP-009",
+    "SB-MLP-010",
+    "SB-MLP-011",
+    "SB-MLP-012",
+    "SB-MLP-014",
+    "SB-MLP-020",
+    "SB-MLP-021",
 ]
 
 
@@ -133,6 +139,23 @@ class Published(Strict):
     crash: str | None = Field(default=None, description="Why MLPerf's summarizer stops here and publishes nothing.")
 
 
+class EnergyLabel(Strict):
+    """How a benchmark's energy was measured: specbench ranks energy figures of one boundary in one column only."""
+
+    boundary: Literal["node"] = Field(
+        description="What specbench's energy covers: the nodes (switch logs are kept apart, never added)."
+    )
+    published_boundary: Literal["node", "node + interconnect"] = Field(
+        description="What MLPerf's published energy covers: the nodes, plus the switch logs where there are any."
+    )
+    interconnect: str = Field(description="none, estimated, or measured (and how MLPerf's summarizer counts it).")
+    nodes_measured: int = Field(ge=0, description="Node logs of the run with the fewest.")
+    nodes: int = Field(ge=1, description="number_of_nodes of the system description.")
+    min_sampling_hz: float | None = Field(description="Lowest readings per second of a node inside a timed run.")
+    meter: str
+    conversion_eff: list[float] = Field(description="conversion_eff values the node logs declare (not applied).")
+
+
 class ImportedBenchmark(Strict):
     mlperf_benchmark: str
     scaling_mode: Literal["strong", "weak"] | None = Field(
@@ -142,6 +165,7 @@ class ImportedBenchmark(Strict):
     runs: dict[str, ImportedRun]
     scaling: Scaling | None = Field(default=None, description="scaling.json, where the benchmark folder has one.")
     published: Published | None = Field(default=None, description="MLPerf's published figures, recomputed.")
+    energy: EnergyLabel | None = Field(default=None, description="How the energy was measured, where it was.")
     ignored: list[str] = Field(default_factory=list, description="Files of the benchmark folder not imported, why.")
     findings: list[ImportFinding] = Field(default_factory=list)
 
@@ -160,9 +184,9 @@ SPEC_KEY = "specbench_spec_id"
 """The MLLOG key holding the specbench spec id, beside MLPerf's `submission_benchmark`."""
 
 
-def log_benchmark_name(spec_id: str) -> str:
+def log_benchmark_name(spec: Spec) -> str:
     """What a log states as `submission_benchmark`: MLPerf's name for an MLPerf spec (resnet), else the spec id."""
-    return mlperf_benchmarks().get(spec_id, spec_id)
+    return mlperf_name(spec) or spec.id
 
 
 @dataclass(frozen=True)

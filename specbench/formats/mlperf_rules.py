@@ -20,7 +20,7 @@ from specbench.registry import did_you_mean
 from specbench.spec.builtin import data_root
 from specbench.spec.loader import validate_model
 from specbench.spec.models import Strict
-from specbench.spec.yamlio import load_yaml
+from specbench.spec.parsed import load_builtin_yaml
 
 FORMAT: Final = "specbench.mlperf-rules"
 FORMAT_VERSION: Final = 1
@@ -434,7 +434,7 @@ def load_mlperf_rules(usage: str, ruleset: str) -> MlperfRuleSet:
         known = [f"{u} {r}" for u, r in RULESETS]
         hint = did_you_mean(f"{usage} {ruleset}", known)
         raise UsageError(f"no typed MLPerf rules for {usage} {ruleset}; known: {', '.join(known)}{hint}")
-    doc = load_yaml(data_root().joinpath(*RULES_FOLDER, rules_file_name(usage, ruleset)))
+    doc = load_builtin_yaml(data_root().joinpath(*RULES_FOLDER, rules_file_name(usage, ruleset)))
     found = doc.data.get("format_version")
     if doc.data.get("format") != FORMAT or found != FORMAT_VERSION:
         where = doc.locate(("format_version",))

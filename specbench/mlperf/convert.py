@@ -34,6 +34,7 @@ from specbench.formats.mlperf_import import (
 )
 from specbench.formats.strictjson import parse_json_text
 from specbench.mlperf.check import declared_hyperparameters
+from specbench.mlperf.energylabel import energy_label
 from specbench.mlperf.power import write_trace
 from specbench.mlperf.powerfiles import read_power_folders
 from specbench.mlperf.publish import published_figures
@@ -299,9 +300,23 @@ def _convert_benchmark(ctx: Context, loaded: LoadedSpec, source: BenchmarkSource
         (path, parsed, run.result.status == "success") for (path, *_, parsed), run in zip(logs, runs, strict=True)
     ]
     published, extra = published_figures(
-        source, verdicts, usage, ctx.ruleset, LEVEL_DIVISION[level], scaling.scaling_factor if scaling else 1.0
+        source,
+        folder,
+        verdicts,
+        power,
+        usage,
+        ctx.ruleset,
+        LEVEL_DIVISION[level],
+        scaling.scaling_factor if scaling else 1.0,
     )
     findings.extend(extra)
+    label, unmeasured = energy_label(
+        [(run.power, run.result.duration_s) for run in runs],
+        node_count(ctx.description),
+        any(f.code == "SB-MLP-020" for f in extra),
+        folder,
+    )
+    findings.extend(unmeasured)
     record = ImportedBenchmark(
         mlperf_benchmark=source.name,
         scaling_mode=source.scaling_mode,
@@ -309,6 +324,7 @@ def _convert_benchmark(ctx: Context, loaded: LoadedSpec, source: BenchmarkSource
         runs={run.folder: ImportedRun(result_file=run.source, power=run.power) for run in runs},
         scaling=scaling,
         published=published,
+        energy=label,
         ignored=source.ignored + sorted({note for p in power.values() for note in p.ignored}),
         findings=findings,
     )

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from specbench.formats.mllog import TOKEN, decode_together
 from specbench.formats.mlperf_import import Coverage, ImportFinding, Interconnect, SourceFile
 from specbench.formats.strictjson import parse_json_text
+from specbench.mlperf.published_energy import PowerEvent
 from specbench.power.base import Device
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME
 from specbench.spec.models import PowerRequirement
@@ -73,6 +74,8 @@ class PowerLog:
     conversion_eff: float | None = None
     interconnect_w: float | None = None
     problems: list[ImportFinding] = field(default_factory=list)
+    events: list[PowerEvent] = field(default_factory=list)
+    """Every event that reads, in file order, as MLPerf's result summarizer meets them (mlperf.published_energy)."""
 
     def problem(self, code: str, message: str, line: int | None = None) -> None:
         self.problems.append(ImportFinding(code=code, file=self.file.path, line=line, message=message))  # type: ignore[arg-type]
@@ -104,6 +107,7 @@ def parse_power_log(text: str, file: SourceFile) -> PowerLog:
             log.problem("SB-MLP-005", "expected an MLLOG event with key and time_ms, found another value", number)
             continue
         key, value = data["key"], _number(data.get("value"))
+        log.events.append(PowerEvent(number, time_ms, key, data.get("value")))
         if key == "power_reading":
             if value is None or value < 0:
                 log.problem(

@@ -7,50 +7,43 @@ measured switch log that the summarizer counts as zero becomes SB-MLP-020.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from specbench.errors import UsageError
 from specbench.formats.mllog import ParsedLog
 from specbench.formats.mlperf_import import ImportFinding, Published
+from specbench.mlperf.powerfiles import RunPower
 from specbench.mlperf.published import runs_rule
-from specbench.mlperf.published_energy import PowerEvent, published_energy, read_power_events, unmeasured_interconnect
+from specbench.mlperf.published_energy import PowerEvent, published_energy, unmeasured_interconnect
 from specbench.mlperf.published_runs import ResultFile, published_benchmark
-from specbench.mlperf.source import NODE, BenchmarkSource, SourceError, natural_key, read_bytes, result_name
+from specbench.mlperf.source import BenchmarkSource, result_name
 
 
-def _power_logs(folder: Path | None) -> tuple[tuple[tuple[PowerEvent, ...], ...], tuple[tuple[PowerEvent, ...], ...]]:
-    """(node logs, switch logs) of one result's power folder, each read as MLPerf's parser reads it."""
-    nodes: list[tuple[PowerEvent, ...]] = []
-    switches: list[tuple[PowerEvent, ...]] = []
-    if folder is None or not folder.is_dir():
+def _power_logs(
+    power: RunPower | None,
+) -> tuple[tuple[tuple[PowerEvent, ...], ...], tuple[tuple[PowerEvent, ...], ...]]:
+    """(node logs, switch logs) of one result's power folder, as the events the importer read from them."""
+    if power is None:
         return (), ()
-    for path in sorted(folder.iterdir(), key=lambda p: natural_key(p.name)):
-        match = NODE.match(path.name)
-        if match is None or path.is_symlink():
-            continue
-        try:
-            events = read_power_events(read_bytes(path).decode("utf-8", errors="replace"))
-        except SourceError:
-            continue
-        (nodes if match.group(1) == "node" else switches).append(events)
-    return tuple(nodes), tuple(switches)
+    return tuple(tuple(log.events) for log in power.nodes.values()), tuple(tuple(log.events) for log in power.switches)
 
 
 def published_figures(
     source: BenchmarkSource,
+    folder: str,
     logs: Sequence[tuple[Path, ParsedLog, bool]],
+    power: Mapping[str, RunPower],
     usage: str,
     ruleset: str,
     division: str,
     scaling_factor: float,
 ) -> tuple[Published, list[ImportFinding]]:
-    """MLPerf's figures for a benchmark folder; `logs` are (result file, parsed log, whether the validator passes it)."""
+    """MLPerf's figures for a benchmark folder (`folder`: its path below the organisation, for messages); `logs` are
+    (result file, parsed log, whether the validator passes it); `power` the power folders the importer read."""
     files, findings = [], []
-    folder = source.path.relative_to(source.path.parents[2] if source.scaling_mode else source.path.parents[1])
     for path, log, compliant in logs:
-        power = source.power / result_name(path) if source.power is not None else None
-        nodes, switches = _power_logs(power)
+        nodes, switches = _power_logs(power.get(result_name(path)))
         files.append(ResultFile(result_name(path), log, nodes, switches, compliant))
     figures = published_benchmark(
         files, source.name, usage, ruleset, division, scaling_factor, has_power=source.power is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from specbench.formats.mlperf_import import ImportedBenchmark
 from specbench.mlperf.convert import BenchmarkImport, RunImport, SystemImport
 from specbench.mlperf.importer import ImportOutcome, SystemOutcome
 from specbench.mlperf.source import natural_key
@@ -134,6 +135,33 @@ def _score_line(system: SystemOutcome, bench: str) -> str:
     return f"{line}\n    {status}"
 
 
+def _published_lines(record: ImportedBenchmark) -> list[str]:
+    """MLPerf's published figures of the benchmark (as its result summarizer computes them) and the energy's label."""
+    lines = []
+    published = record.published
+    if published is not None:
+        if published.crash is not None:
+            figures = f"none: MLPerf's result summarizer stops here ({published.crash})"
+        else:
+            time = "n/a" if published.time_to_train_s is None else f"{published.time_to_train_s:,.1f} s"
+            figures = f"time to train {time} ({published.runs_counted} of {published.runs_required} runs counted)"
+            if published.energy_j is not None:
+                figures += f", energy {published.energy_j / 1e6:,.3f} MJ"
+            if published.energy_with_interconnect_j is not None:
+                figures += f" ({published.energy_with_interconnect_j / 1e6:,.3f} MJ with the measured switches)"
+        lines.append(f"MLPerf's published figures: {figures}")
+    label = record.energy
+    if label is not None:
+        rate = "n/a" if label.min_sampling_hz is None else f">= {label.min_sampling_hz:.2f} Hz"
+        eff = ", ".join(f"{e:g}" for e in label.conversion_eff) or "none declared"
+        lines.append(
+            f"energy: boundary {label.boundary} (MLPerf's: {label.published_boundary}); nodes measured "
+            f"{label.nodes_measured} of {label.nodes}; sampling {rate}; interconnect {label.interconnect}; "
+            f"conversion_eff {eff}; meter: {label.meter}"
+        )
+    return lines
+
+
 def render_system(system: SystemOutcome, werror: bool = False) -> str:
     imported, report = system.imported, system.report
     lines = [f"{imported.label} -> {imported.output}: {verdict(report, werror)}"]
@@ -142,6 +170,7 @@ def render_system(system: SystemOutcome, werror: bool = False) -> str:
         lines.append(f"  {bench.name} (MLPerf {bench.mlperf}, {bench.record.folder}, level {bench.level})")
         lines.extend("    " + row for row in _runs_table(bench).splitlines())
         lines.append("  " + _score_line(system, bench.name))
+        lines.extend("  " + line for line in _published_lines(bench.record))
         lines.extend(f"  ignored: {item}" for item in bench.record.ignored)
     for finding in report.findings:
         where = finding.location.file or "(the submission)"

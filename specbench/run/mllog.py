@@ -126,7 +126,7 @@ def write_header(
     log.event(c.SUBMISSION_PLATFORM, system)
     log.event(c.SUBMISSION_DIVISION, "open" if resolved.level == "free" else "closed")
     log.event(c.SUBMISSION_STATUS, "onprem")
-    log.event(c.SUBMISSION_BENCHMARK, log_benchmark_name(resolved.spec.id))
+    log.event(c.SUBMISSION_BENCHMARK, log_benchmark_name(resolved.spec))
     log.event(SPEC_KEY, resolved.spec.id)
     log.event(c.CACHE_CLEAR, True)
     log.start(c.INIT_START)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from specbench.accounting.accounts import Accounts
+from specbench.accounting.accounts import Accounts, spec_flops_per_sample
 from specbench.accounting.quality import spec_outcome
 from specbench.files import sha256_file
 from specbench.formats.mllog import parse_log
@@ -90,6 +90,15 @@ class Entry:
         return self.aggregate.values.get(metric)
 
     @property
+    def flops_stated(self) -> bool:
+        """Whether the entry's spec states FLOPs per sample (so Valid FLOPS ranks it), as MLPerf imports often do not."""
+        bench = self.bench
+        if bench is None or bench.spec is None:
+            return True
+        hyperparameters = bench.meta.hyperparameters if bench.meta is not None else {}
+        return spec_flops_per_sample(bench.spec, hyperparameters) is not None
+
+    @property
     def target(self) -> float | None:
         """The spec's target quality (time-to-quality specs), shown beside what the runs achieved."""
         spec = self.bench.spec.spec if self.bench is not None and self.bench.spec is not None else None
@@ -161,10 +170,10 @@ class Group:
     @property
     def primary(self) -> str:
         """What ranks: samples/s (throughput), Valid FLOPS; or, for an imported MLPerf benchmark whose spec states no
-        FLOPs per sample (no entry has Valid FLOPS), MLPerf's own metric, the time to train (lowest first)."""
+        FLOPs per sample, MLPerf's own metric, the time to train (lowest first)."""
         if self.key.kind == "throughput":
             return "samples_per_s"
-        if self.entries and all(e.value("valid_flops_per_s") is None for e in self.entries):
+        if self.entries and not any(e.flops_stated for e in self.entries):
             return "time_s"
         return "valid_flops_per_s"
 

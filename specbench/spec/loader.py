@@ -296,7 +296,7 @@ ADDED_FIELDS = ("scoring", "mlperf")
 """Spec fields added after specs were released: left out of the digest when unset, so no released digest changes."""
 
 
-NESTED_ADDED_DEFAULTS = {
+NESTED_ADDED_DEFAULTS: dict[tuple[str, ...], dict[str, Any]] = {
     ("quality",): {"log_key": "eval_accuracy"},
     ("workload", "dataset"): {"counts_checked": True},
 }

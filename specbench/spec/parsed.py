@@ -24,9 +24,11 @@ FORMAT_VERSION = 1
 
 
 def builtin_yaml_files() -> list[Path]:
-    """Every YAML file shipped with specbench: the specs (current and released), the rule sets, the device table."""
+    """Every YAML file shipped with specbench: the specs (current and released), the rule sets (MLPerf's typed rules
+    included), the device table."""
     root = builtin.data_root()
     files = [*builtin.spec_paths(), *builtin.released_paths(), *sorted((root / "rules").glob("*.yaml"))]
+    files += sorted((root / "rules" / "mlperf").glob("*.yaml"))
     return [*files, builtin.DEVICES_FILE]
 
 
@@ -34,7 +36,7 @@ def is_builtin(path: Path) -> bool:
     """Whether `path` is one of the YAML files shipped with specbench (those of builtin_yaml_files())."""
     resolved = path.resolve()
     specs = builtin.data_root().resolve() / "specs"
-    folders = (specs, specs / builtin.RELEASED, specs.parent / "rules")
+    folders = (specs, specs / builtin.RELEASED, specs.parent / "rules", specs.parent / "rules" / "mlperf")
     return resolved.suffix == ".yaml" and (resolved.parent in folders or resolved == builtin.DEVICES_FILE)
 
 

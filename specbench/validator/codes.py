@@ -664,4 +664,11 @@ CODES: dict[str, Code] = _codes(
         "log the interconnect as interconnect_power_est (an estimate) or have MLPerf count sw_N.txt power_reading "
         "lines; specbench shows both energies",
     ),
+    (
+        "SB-MLP-021",
+        "warning",
+        "interconnect neither measured nor estimated",
+        "a multi-node system's power folder needs an sw_N.txt per switch (readings or interconnect_power_est); the "
+        "energy covers the nodes alone",
+    ),
 )

@@ -13,7 +13,7 @@ accepted strings exactly compares them after normalisation.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,8 +117,13 @@ def _scripts(value: str) -> Refusal | None:
     return None
 
 
-def check_value(findings: Findings, file: str, label: str, value: Any, where: dict[str, Any]) -> None:
-    """One identity field: a finding when it is a string that `refusal` refuses (other types are the schema's)."""
+def check_value(
+    findings: Findings, file: str, label: str, value: Any, where: Callable[[], dict[str, Any]] | dict[str, Any]
+) -> None:
+    """One identity field: a finding when it is a string that `refusal` refuses (other types are the schema's).
+
+    `where` may be a function giving the location, called only for a finding: locating a value in a YAML file
+    parses it for positions, which a file without findings never needs."""
     if not isinstance(value, str):
         return
     refused = refusal(value)
@@ -128,12 +133,12 @@ def check_value(findings: Findings, file: str, label: str, value: Any, where: di
             file,
             f"expected {label} as plain text (NFKC-normal, one script, single spaces), found {value!r} with "
             f"{refused.found}",
-            **where,
+            **(where() if callable(where) else where),
         )
 
 
 def _field(findings: Findings, loaded: Loaded, path: tuple[str | int, ...], value: Any) -> None:
-    check_value(findings, loaded.file, ".".join(map(str, path)), value, loaded.locate(*path))
+    check_value(findings, loaded.file, ".".join(map(str, path)), value, lambda: loaded.locate(*path))
 
 
 def check_system(findings: Findings, system: SystemDescription, loaded: Loaded) -> None:

@@ -258,7 +258,7 @@ class LogCheck:
 
     def check_identity(self, meta: SubmissionMeta) -> None:
         division = "open" if meta.level == "free" else "closed"
-        benchmark = log_benchmark_name(meta.spec_id)
+        benchmark = log_benchmark_name(self.spec.spec) if self.spec is not None else meta.spec_id
         for key, expected in (
             ("submission_org", meta.submitter),
             ("submission_platform", meta.system),

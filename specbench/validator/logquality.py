@@ -58,14 +58,18 @@ class QualityCheck:
         assert quality is not None
         evaluations = []
         train = self.train_samples(spec)
-        for event in self.check.log.all(quality.log_key):
+        events = self.check.log.all(quality.log_key)
+        shared = self.mlperf and any(
+            str(e.metadata.get("metric", "")).lower() == quality.metric.lower() for e in events
+        )
+        for event in events:
             epoch = event.metadata.get("epoch_num")
             metric = event.metadata.get("metric")
-            if self.mlperf and metric is not None and str(metric).lower() != quality.metric.lower():
+            if shared and str(metric).lower() != quality.metric.lower():
                 continue  # another metric under the same key (stable_diffusion logs FID and CLIP): MLPerf's rules judge it
             if self.mlperf and not is_number(epoch) and is_number(event.metadata.get("samples_count")) and train:
                 epoch = event.metadata["samples_count"] / train
-            if metric is not None and metric != quality.metric and not self.mlperf:
+            if metric is not None and metric != quality.metric and not shared:
                 self.check.add(
                     "SB-EQV-003",
                     event,

@@ -22,6 +22,7 @@ from specbench.formats.mlperf_import import (
     ImportRecord,
     MlperfDialect,
     mlperf_benchmarks,
+    mlperf_name,
 )
 from specbench.validator.codes import CODES
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
@@ -58,7 +59,7 @@ def dialect_for(record: ImportRecord | None, bench: BenchmarkData) -> MlperfDial
     if record is None or bench.meta is None:
         return None
     entry = record.benchmarks.get(bench.name)
-    expected = mlperf_benchmarks().get(bench.meta.spec_id)
+    expected = mlperf_name(bench.spec.spec) if bench.spec is not None else None
     if entry is None or expected is None or entry.mlperf_benchmark != expected:
         return None
     division = "open" if bench.meta.level == "free" else "closed"
@@ -73,7 +74,7 @@ def check_import(ctx: Context, record: ImportRecord, loaded: Loaded, benchmarks:
     for name, bench in seen.items():
         entry = record.benchmarks.get(name)
         spec_id = bench.meta.spec_id if bench.meta else None
-        expected = mlperf_benchmarks().get(spec_id) if spec_id else None
+        expected = mlperf_name(bench.spec.spec) if bench.spec is not None else None
         if entry is None:
             findings.add(
                 "SB-MLP-004",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,31 @@ def test_each_run_with_a_measured_switch_is_sb_mlp_020(dell: dict) -> None:
     assert "MLPerf's result summarizer counts 0 J" in findings[0].message
     assert findings[0].location.file == "import.json"
     assert "power/result_" in findings[0].message and "/sw_0.txt with power_reading lines" in findings[0].message
+
+
+def test_the_energy_is_labelled_with_its_boundary_nodes_sampling_and_meter(dell: dict) -> None:
+    label = dell["record"]["benchmarks"]["mlperf-llama2-70b-lora"]["energy"]
+    assert label["boundary"] == "node" and label["published_boundary"] == "node + interconnect"
+    assert label["nodes_measured"] == 8 and label["nodes"] == 8
+    assert label["interconnect"].startswith("measured") and label["conversion_eff"] == [0.96]
+    assert 0.5 < label["min_sampling_hz"] <= 1.1
+
+
+def test_a_multi_node_system_without_switch_logs_is_sb_mlp_021(tmp_path: Path) -> None:
+    if not DELL.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"corpus missing: {DELL}")
+        pytest.skip(f"corpus missing: {DELL}")
+    system = "8xXE9680x8H100-SXM-80GB-POWER"
+    tree = tmp_path / "src" / "Dell"
+    shutil.copytree(DELL / "systems", tree / "systems")
+    shutil.copytree(DELL / "results" / system, tree / "results" / system, ignore=shutil.ignore_patterns("sw_*.txt"))
+    outcome = import_results(tree, tmp_path / "out", spec="mlperf-llama2-70b-lora", jobs=1)
+    (imported,) = outcome.systems
+    findings = [f for f in imported.report.findings if f.code == "SB-MLP-021"]
+    assert len(findings) == 10 and all(f.severity == "warning" for f in findings)
+    assert "8-node system measured or estimated" in findings[0].message
+    assert not [f for f in imported.report.findings if f.code == "SB-MLP-020"]
+    record = json.loads((imported.imported.output / "import.json").read_text())
+    label = record["benchmarks"]["mlperf-llama2-70b-lora"]["energy"]
+    assert label["interconnect"] == "none" and label["published_boundary"] == "node"

@@ -227,7 +227,7 @@ class Writer:
             ("submission_platform", o.system),
             ("submission_division", division),
             ("submission_status", "onprem"),
-            ("submission_benchmark", log_benchmark_name(s.id)),
+            ("submission_benchmark", log_benchmark_name(s)),
             ("cache_clear", True),
         ):
             log.point(key, value)
