@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from specbench.errors import SpecbenchError
@@ -92,42 +92,33 @@ def unwrap(text: str) -> str:
     return text
 
 
-def _closing(text: str, start: int) -> int:
+def _depths(text: str) -> Iterator[tuple[int, str, int]]:
+    """Each character outside quotes with its index and the bracket depth after it (quoted text is skipped)."""
     depth, quote = 0, ""
-    for i in range(start, len(text)):
-        c = text[i]
+    for i, c in enumerate(text):
         if quote:
             quote = "" if c == quote else quote
         elif c in "'\"":
             quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            depth += (c in "([{") - (c in ")]}")
+            yield i, c, depth
+
+
+def _closing(text: str, start: int) -> int:
+    for i, c, depth in _depths(text[start:]):
+        if c in ")]}" and depth == 0:
+            return start + i
     return -1
 
 
 def split_top(text: str, separator: str) -> list[str]:
     """The parts of `text` between top-level occurrences of `separator` (outside brackets and quotes)."""
-    parts, depth, quote, start, i = [], 0, "", 0, 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(separator, i):
+    parts, start = [], 0
+    for i, c, depth in _depths(text):
+        if i >= start and depth == 0 and c not in ")]}" and text.startswith(separator, i):
             parts.append(text[start:i])
-            i += len(separator)
-            start = i
-            continue
-        i += 1
+            start = i + len(separator)
     parts.append(text[start:])
     return [unwrap(p.strip()) for p in parts]
 
