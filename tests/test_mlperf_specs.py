@@ -18,6 +18,7 @@ from specbench.spec.builtin import spec_paths
 from specbench.spec.loader import load_spec
 from specbench.spec.models import Spec
 
+pytestmark = pytest.mark.needs("mlperf_logging", "yaml")
 mlperf_logging = pytest.importorskip("mlperf_logging")
 from mlperf_logging.benchmark_meta import get_result_file_counts  # noqa: E402
 

@@ -28,6 +28,8 @@ from mlperf_real import (
     where,
 )
 
+pytestmark = pytest.mark.needs("mlperf_logging")
+
 Evals = list[tuple[str, Any, dict[str, Any]]]
 LLAMA31_COMMON = {
     "max_sequence_length": 8192,
