@@ -9,9 +9,10 @@ among MLLOG lines; this reader reports the line of the file.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any, TypeVar
 
 from specbench.formats.strictjson import parse_json_text
@@ -80,15 +81,37 @@ class ParsedLog:
         return memo[compute]  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=16)
+RECENT_CHARS = 96 * 1024 * 1024
+"""The recently parsed logs kept, by the characters of their text: `specbench import mlperf` converts a
+system's logs (and the next system's, while the first is written) before it validates them, and a whole
+system's logs fit in this bound, so each log is parsed once; a larger tree only parses some twice."""
+_recent: OrderedDict[str, ParsedLog] = OrderedDict()
+
+
 def parse_log(text: str) -> ParsedLog:
     """Parse a whole log; never raises on bad content.
 
     The JSON of all MLLOG lines is decoded in one pass of the strict decoder; where that fails,
-    each line is decoded on its own, so every problem gets its line and column. The last few logs
-    parsed are kept (ParsedLog is never changed once built), so a log read twice in a row, as
-    `specbench import mlperf` converts then validates each run, is parsed once.
+    each line is decoded on its own, so every problem gets its line and column. The logs parsed
+    last are kept, up to RECENT_CHARS of text (ParsedLog is never changed once built): the same text
+    again gives the same ParsedLog, with what was derived from it (`derived`).
     """
+    found = _recent.get(text)
+    if found is not None:
+        _recent.move_to_end(text)
+        return found
+    log = _parse(text)
+    if len(text) <= RECENT_CHARS:
+        _recent[text] = log
+        held = sum(map(len, _recent))
+        while held > RECENT_CHARS:
+            oldest, _ = _recent.popitem(last=False)
+            held -= len(oldest)
+    return log
+
+
+def _parse(text: str) -> ParsedLog:
+    """parse_log without the cache of recent logs (`parse_log.__wrapped__`, as functools names such a function)."""
     log = ParsedLog()
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -122,6 +145,9 @@ def parse_log(text: str) -> ParsedLog:
         elif outcome is not None:
             problems.append(outcome)
     return log
+
+
+parse_log.__wrapped__ = _parse  # type: ignore[attr-defined]
 
 
 def _well_formed(data: Any) -> bool:

@@ -20,7 +20,9 @@ violations here carry the line of the file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import chain
 from operator import attrgetter
 from typing import Any, Literal
@@ -285,16 +287,24 @@ def check_mlperf_log(log: ParsedLog, rules: MlperfRuleSet, *, werror: bool = Fal
     return run.verdict(None)
 
 
+@cache
+def _checker(usage: str, ruleset: str) -> Callable[[ParsedLog], MlperfVerdict]:
+    """The checker of one ruleset as one function object, so that a log keeps its verdict (`ParsedLog.derived`):
+    `specbench import mlperf` judges each log when converting it and again when validating the submission."""
+    rules = load_mlperf_rules(usage, ruleset)
+    return lambda log: check_mlperf_log(log, rules)
+
+
 def typed_log_rules(log: ParsedLog, file: str, findings: Findings, usage: str, ruleset: str) -> list[str]:
     """MLPerf's checker on an imported log from the typed rules of its ruleset: each violation an SB-MLP-001
     finding at its line; returns why the run counts as failed (empty when MLPerf's checker passes the log)."""
     try:
-        rules = load_mlperf_rules(usage, ruleset)
+        checker = _checker(usage, ruleset)
     except UsageError as err:
         message = f"{err}: the log cannot be judged by MLPerf's rules; the run counts as failed"
         findings.add("SB-MLP-001", file, message)
         return [message]
-    verdict = check_mlperf_log(log, rules)
+    verdict = log.derived(checker)
     broken = []
     for violation in verdict.violations:
         message = f"{violation.message} (MLPerf {violation.rule_file}); the run counts as failed"
