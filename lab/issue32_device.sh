@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Issue 32 probes on the lent H200 (from the repository root, OUT set, wheels carried in .whl/):
+#   bash lab/issue32_device.sh STEP...   each step's log under $OUT, a summary line printed.
+# Steps run `specbench execute` (the executors themselves) with one change each, against a baseline
+# in the same call; inductor's options are set through its own environment variables.
+set -u
+: "${OUT:?set OUT to the folder for the logs}"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    >"$OUT/pip.txt" 2>&1 || { echo "wheel install failed"; tail "$OUT/pip.txt"; exit 1; }
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 PATH=/tmp/site/bin:$PATH
+nvidia-smi --query-gpu=name,driver_version,power.draw,temperature.gpu --format=csv,noheader
+resnet() {  # NAME LIMIT BATCH COMPILE [ENV...]
+    local name=$1 limit=$2 batch=$3 mode=$4
+    shift 4
+    echo "== $name $(date -u +%H:%M:%S) $*"
+    local t0=$SECONDS
+    env "$@" timeout "$limit" python3 -m specbench.cli execute caraml-resnet50 --device cuda --power nvml --runs 1 \
+        --set global_batch_size="$batch" --set compile_mode="$mode" --set precision=bf16 \
+        --set memory_format=channels_last --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
+    echo "   exit $? in $((SECONDS - t0)) s"
+    python3 - "$OUT/$name" <<'PY'
+import json, sys, pathlib
+for p in sorted(pathlib.Path(sys.argv[1]).glob("**/result.json")):
+    r = json.loads(p.read_text())
+    print(f"   {r['throughput']['samples_per_s']:.1f} img/s, median step {r['throughput'].get('step_time_s_median')} s, {r['power'].get('mean_power_w')} W")
+PY
+}
+gpt() {  # NAME LIMIT [ENV...]
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name $(date -u +%H:%M:%S) $*"
+    local t0=$SECONDS
+    env "$@" timeout "$limit" python3 -m specbench.cli execute llm-gpt --device cuda --power nvml --runs 1 \
+        --set global_batch_size=16 --set micro_batch_size=16 --set attention=cudnn --set compile_mode=default \
+        --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
+    echo "   exit $? in $((SECONDS - t0)) s"
+    python3 - "$OUT/$name" <<'PY'
+import json, sys, pathlib
+for p in sorted(pathlib.Path(sys.argv[1]).glob("**/result.json")):
+    r = json.loads(p.read_text())
+    t = r["throughput"]
+    print(f"   {t['samples_per_s']:.1f} tokens/s, {r['flops_per_s'] / 1e12:.1f} model TFLOP/s, median step {t['step_time_s_median']:.4f} s, {r['power'].get('mean_power_w')} W")
+PY
+}
+for what in "$@"; do
+    case $what in
+    gpt_base) gpt gpt_base 240 ;;
+    gpt_cdt) gpt gpt_cdt 300 TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 ;;
+    r400_graphs) resnet r400_graphs 300 400 reduce-overhead ;;
+    r400_graphs_cdt) resnet r400_graphs_cdt 400 400 reduce-overhead TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 ;;
+    r256_default) resnet r256_default 240 256 default ;;
+    *) echo "unknown step $what" ;;
+    esac
+done
