@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from specbench.errors import UsageError
 from specbench.run.config import Option, Value
 from specbench.run.context import RunContext
 
@@ -49,6 +50,16 @@ CONV_OPTIONS = {
         "none",
         "none",
     ),
+    "kernel_tuning": Option(
+        "kernel_tuning",
+        "framework",
+        "with compile_mode other than none, how inductor tunes its generated kernels: none (its heuristics) or "
+        "coordinate-descent (each normalisation and elementwise kernel's block sizes timed on the device at "
+        "compile time; minutes on the first run, kept in inductor's cache for the next)",
+        ("none", "coordinate-descent"),
+        "none",
+        "none",
+    ),
     "num_workers": WorkersOption(
         "num_workers", "framework", "data-loading workers for --data (default: cores per process - 1 on a GPU)"
     ),
@@ -74,6 +85,20 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
 
         model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)
     compile_mode = ctx.settings.get("compile_mode") or "none"
+    if compile_mode == "none" and ctx.settings.get("kernel_tuning", "none") != "none":
+        raise UsageError(
+            "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
+        )
     if compile_mode != "none":
-        model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
+        options = (
+            {"coordinate_descent_tuning": True} if ctx.settings.get("kernel_tuning") == "coordinate-descent" else {}
+        )
+        if options:
+            # torch.compile takes either a mode or options: the mode's own options, then ours on top.
+            import torch._inductor as inductor
+
+            options = {**inductor.list_mode_options(compile_mode), **options}
+            model = torch.compile(model, options=options)  # type: ignore[assignment]
+        else:
+            model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
     return model
