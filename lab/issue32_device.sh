@@ -15,7 +15,7 @@ resnet() {  # NAME LIMIT BATCH COMPILE [ENV...]
     echo "== $name $(date -u +%H:%M:%S) $*"
     local t0=$SECONDS
     env "$@" timeout "$limit" python3 -m specbench.cli execute caraml-resnet50 --device cuda --power nvml --runs 1 \
-        --set global_batch_size="$batch" --set compile_mode="$mode" --set precision=bf16 \
+        --set global_batch_size=$batch --set compile_mode="$mode" --set precision=bf16 \
         --set memory_format=channels_last --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "   exit $? in $((SECONDS - t0)) s"
     python3 - "$OUT/$name" <<'PY'
@@ -49,6 +49,7 @@ for what in "$@"; do
     r400_graphs) resnet r400_graphs 300 400 reduce-overhead ;;
     r400_graphs_cdt) resnet r400_graphs_cdt 400 400 reduce-overhead TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 ;;
     r256_default) resnet r256_default 240 256 default ;;
+    r400_graphs_tuned) resnet r400_graphs_tuned 400 "400 --set kernel_tuning=coordinate-descent" reduce-overhead ;;
     *) echo "unknown step $what" ;;
     esac
 done
