@@ -12,7 +12,9 @@ training v4.1, HPC v2.0), both sides judge the log:
 It prints, per round and benchmark, how many logs each side passes, how many verdicts agree, and
 each disagreement with its reason: the specbench error codes (and whether each is a documented
 stricter rule, STRICTER below), or MLPerf's failing check. Logs specbench does not judge (no spec
-answers the benchmark, MLPerf HPC weak scaling) are counted apart with the reason.
+answers the benchmark; the result logs under a weak-scaling folder's pruned_results/, which MLPerf's
+summarizer does not read either) are counted apart with the reason. Each model instance's log of an
+MLPerf HPC weak-scaling folder is judged like a strong-scaling run's.
 
 Usage, from the repository root: .venv/bin/python benchmarks/mlperf_agreement.py
     [--tree DIR] [--round NAME ...] [--json FILE] [--tmp DIR]
@@ -40,6 +42,10 @@ STRICTER = {
     "SB-LOG-009": "a log that reached its target but has no run_stop",
     "SB-PRV-002": "two result logs of one benchmark with run_start at the same millisecond (one run submitted twice, "
     "or runs run at once); MLPerf's checker reads one log at a time",
+    "SB-DUP-001": "the same log events from run_start on in two submissions (one run submitted twice); MLPerf's "
+    "checker reads one log at a time",
+    "SB-DUP-004": "a run_start at the same millisecond as a run of another submission (one run submitted twice, or "
+    "an HPC weak-scaling instance started with one so submitted); MLPerf's checker reads one log at a time",
 }
 """specbench error codes that are stricter than MLPerf's checker on purpose (docs/mlperf-import.md)."""
 

@@ -12,12 +12,20 @@ import torch
 
 from specbench.cli import main
 from specbench.data.climate import generate, mean_iou
+from specbench.errors import UsageError
 from specbench.spec.loader import apply_profile, load_spec
 from specbench.spec.result import RunResult
 from specbench.spec.yamlio import load_yaml
 from specbench.validator import validate_submission
+from specbench.workloads.extreme_weather.deepcam_reference import DeepCamReference, reference_train_flops_per_sample
 from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus, train_flops_per_sample
-from specbench.workloads.extreme_weather.executor import class_weights, iou_sum, learning_rate
+from specbench.workloads.extreme_weather.executor import (
+    REFERENCE_NETWORK,
+    build_model,
+    class_weights,
+    iou_sum,
+    learning_rate,
+)
 
 pytestmark = pytest.mark.needs("torch", "torchvision", "mlperf_logging", "h5py")
 
@@ -42,8 +50,23 @@ def test_spec_flops_are_the_counted_flops_of_each_variant(profile: str, size: tu
     for name, variant in spec.workload.variants.items():
         params = variant.params
         assert variant.flops_per_sample is not None, name
-        if params["aspp_channels"] == 256:
+        if params.get("network") == REFERENCE_NETWORK:
+            assert variant.flops_per_sample == reference_train_flops_per_sample(*size), name
+        elif params["aspp_channels"] == 256:
             assert variant.flops_per_sample == train_flops_per_sample(str(params["backbone"]), *size), name
+
+
+def test_the_mlperf_reference_variant_builds_deepcams_reference_network() -> None:
+    """extreme-weather's mlperf-reference variant trains MLPerf HPC DeepCAM's reference network, logits at input size;
+    a variant naming another network is refused."""
+    spec = load_spec(REPO / "specs" / "extreme-weather.yaml").spec
+    model = build_model(dict(spec.workload.variants["mlperf-reference"].params), 3).eval()
+    assert isinstance(model, DeepCamReference)
+    with torch.no_grad():
+        assert model(torch.randn(2, 16, 64, 96)).shape == (2, 3, 64, 96)
+    assert isinstance(build_model(dict(spec.workload.variants["resnet18"].params), 3), DeepLabV3Plus)
+    with pytest.raises(UsageError, match="variant network 'xception'"):
+        build_model({"network": "xception"}, 3)
 
 
 def test_iou_on_the_device_matches_the_reference_definition() -> None:
@@ -139,7 +162,8 @@ def test_cam5_folder_given_with_data_is_read(tmp_path: Path) -> None:
         ),
         (
             ["extreme-weather", "--profile", "smoke", "--set", "model=xception"],
-            "error: --set model=xception: spec 'extreme-weather' has the variants resnet50, resnet18, resnet18-lite",
+            "error: --set model=xception: spec 'extreme-weather' has the variants resnet50, resnet18, resnet18-lite, "
+            "mlperf-reference",
         ),
     ],
 )

@@ -6,6 +6,7 @@ out of them with regular expressions, never evaluated.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -174,6 +175,41 @@ def test_imported_only_specs_are_ranked_by_time_to_train(spec_id: str, spec: Spe
     assert spec.scoring == "mlperf-time-to-train" and spec.kind == "time_to_quality"
     assert list(spec.profiles) == ["official"] and spec.profiles["official"].ranked
     assert spec.quality is not None and spec.quality.penalty_exponent == 5 and spec.quality.cap_ratio
+
+
+RCPS = CHECKER.parent / "rcp_checker"
+SAMPLES_COUNT_BENCHMARKS = {"stable_diffusion", "llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b"}
+"""Benchmarks whose convergence rcp_checker.read_submission_file reads from the evaluations' samples_count, not
+epoch_num (stable_diffusion by samples_count from 4.0.0, step_num in 3.1.0)."""
+
+
+def convergence_points(usage: str, rulesets: list[str], benchmark: str) -> list[tuple[int, float]]:
+    """(batch size, point) of every reference convergence point (RCP) of the newest listed ruleset that has them."""
+    for ruleset in sorted(rulesets, key=lambda r: tuple(int(x) for x in r.split(".")), reverse=True):
+        path = RCPS / f"{usage}_{ruleset}" / f"rcps_{benchmark}.json"
+        if path.is_file():
+            records = json.loads(path.read_text(encoding="utf-8")).values()
+            return [
+                (record["BS"], point)
+                for record in records
+                for point in record.get("Epochs to converge", record.get("samples to converge", []))
+            ]
+    return []
+
+
+@pytest.mark.parametrize(("spec_id", "spec"), MLPERF_SPECS, ids=IDS)
+def test_epoch_num_counts_what_mlperfs_rcps_count(spec_id: str, spec: Spec) -> None:
+    """MLPerf's RCPs hold each reference run's epoch_num at convergence: an epoch count stays below the batch
+    size (ResNet 34 at batch 1,632), a sample count reaches it (BERT 2,834,944 at 256; 3D U-Net 396,480 at 28)."""
+    binding = spec.mlperf
+    assert binding is not None
+    points = convergence_points(binding.usage, binding.rulesets, binding.benchmark)
+    if binding.benchmark in SAMPLES_COUNT_BENCHMARKS or not points:
+        assert binding.epoch_num == "epochs", f"{spec_id}: its logs' samples_count counts, not epoch_num"
+        return
+    counts_samples = {point >= batch for batch, point in points}
+    assert len(counts_samples) == 1, f"{spec_id}: RCPs of both kinds: {points}"
+    assert binding.epoch_num == ("samples" if counts_samples.pop() else "epochs")
 
 
 def test_target_bound_reads_mlperfs_expressions() -> None:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from specbench.accounting.quality import Direction
+from specbench.spec.models import EpochCounter
 from specbench.spec.resolve import ResolvedSpec
 
 REPORT_KEYS = {"credited": "achieved"}
@@ -64,6 +65,8 @@ class Problem:
     quality: Quality | None
     eval_key: str = "eval_accuracy"
     """The MLLOG key of the evaluations (spec quality.log_key)."""
+    epoch_num: EpochCounter = "epochs"
+    """What the log's epoch_num counts (spec mlperf.epoch_num): epochs of the training set, or samples."""
 
     @classmethod
     def of(cls, resolved: ResolvedSpec, hyperparameters: Mapping[str, Any]) -> Problem:
@@ -83,7 +86,13 @@ class Problem:
             timed_steps=spec.throughput.measure_steps if spec.throughput is not None else None,
             quality=quality,
             eval_key=spec.quality.log_key if spec.quality is not None else "eval_accuracy",
+            epoch_num=spec.mlperf.epoch_num if spec.mlperf is not None else "epochs",
         )
+
+    def counter_samples(self, counter: float) -> float:
+        """Samples trained at a log's epoch counter: the counter where it counts samples, else counter x the
+        training set."""
+        return counter if self.epoch_num == "samples" else counter * self.train_samples
 
     @property
     def problem_samples(self) -> float | None:

@@ -61,8 +61,9 @@ def mlperf(
     try:
         from specbench.mlperf import import_results
         from specbench.mlperf.report import render_json, render_text
+        from specbench.run.progress import Progress
 
-        outcome = import_results(root, out, spec, jobs)
+        outcome = import_results(root, out, spec, jobs, progress=Progress().phase)
         sys.stdout.write(render_json(outcome, werror) if fmt == "json" else render_text(outcome, werror))
     finally:
         if collecting:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
-from specbench.formats.strictjson import parse_json_text
+from specbench.formats.strictjson import parse_json_records, parse_json_text
 
 TOKEN = ":::MLLOG "
 EVENT_TYPES = ("INTERVAL_START", "INTERVAL_END", "POINT_IN_TIME")
@@ -171,7 +171,7 @@ def decode_together(bodies: list[str]) -> list[Any] | None:
     if not bodies:
         return []
     try:
-        values = parse_json_text("[" + ",".join(bodies) + "]")
+        values = parse_json_records("[" + ",".join(bodies) + "]", ("value", "metadata"))
     except (ValueError, RecursionError):
         return None
     return values if isinstance(values, list) and len(values) == len(bodies) else None

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from specbench.spec.builtin import spec_paths
-from specbench.spec.loader import load_spec
+from specbench.spec.loader import load_spec_cached, spec_data
 from specbench.spec.models import Spec, Strict
 
 IMPORT_FILE = "import.json"
@@ -26,12 +26,23 @@ LEGACY_BENCHMARKS = {"mlperf-resnet50": "resnet"}
 @cache
 def mlperf_benchmarks() -> dict[str, str]:
     """specbench spec id -> MLPerf benchmark name (its results folder and `submission_benchmark`), over the
-    built-in specs that carry an `mlperf:` binding."""
+    built-in specs that carry an `mlperf:` binding.
+
+    The names are read from each spec's data (spec_data): a task loads whole only the specs it needs, which
+    validates their bindings. A binding that does not read as one is taken from the spec loaded whole.
+    """
     found = dict(LEGACY_BENCHMARKS)
     for path in spec_paths():
-        binding = load_spec(path).spec.mlperf
-        if binding is not None:
-            found[path.stem] = binding.benchmark
+        raw = spec_data(path).get("mlperf")
+        if raw is None:
+            continue
+        benchmark = raw.get("benchmark") if isinstance(raw, dict) else None
+        if not isinstance(benchmark, str):
+            binding = load_spec_cached(path).spec.mlperf  # the validated binding, or the problem with it
+            if binding is None:
+                continue
+            benchmark = binding.benchmark
+        found[path.stem] = benchmark
     return found
 
 
@@ -137,6 +148,23 @@ class Published(Strict):
         description="The published energy had measured switch logs counted (SB-MLP-020); None when none are.",
     )
     crash: str | None = Field(default=None, description="Why MLPerf's summarizer stops here and publishes nothing.")
+    scaling_mode: Literal["strong", "weak"] | None = Field(
+        default=None,
+        description="MLPerf HPC: weak gives the weak-scaling figures below (runs_required is then the least number "
+        "of models, runs_counted the models counted, and no time to train); None for training.",
+    )
+    models_per_min: float | None = Field(
+        default=None,
+        description="HPC weak scaling: MLPerf's throughput, number_of_models / time_to_train_all in minutes.",
+    )
+    number_of_models: int | None = Field(default=None, ge=0, description="HPC weak scaling: the models counted.")
+    instance_scale: int | None = Field(
+        default=None, description="HPC weak scaling: accelerators per model (number_of_nodes x accelerators_per_node)."
+    )
+    time_to_train_all_s: float | None = Field(
+        default=None, description="HPC weak scaling: the first counted run_start to the last counted run_stop."
+    )
+    problem: str | None = Field(default=None, description="Why the summarizer publishes no figure, where it does not.")
 
 
 class EnergyLabel(Strict):

@@ -178,7 +178,7 @@ def stage_system(system: SystemSource, specs: Mapping[str, LoadedSpec], out_root
     The files are still being written when this returns: `complete()` waits for them and moves the
     folder into place, so the caller may convert the next system meanwhile.
     """
-    sources = [b for b in system.benchmarks if b.name in specs and b.usable]
+    sources = [b for b in system.benchmarks if b.name in specs and not system.shadowed(b)]
     if not sources:
         return None
     ctx = _context(system)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
@@ -53,14 +53,18 @@ def _overlap(a: Path, b: Path) -> bool:
 
 
 def import_results(
-    root: str | Path, out: str | Path, spec: str | Path | None = None, jobs: int | None = None
+    root: str | Path,
+    out: str | Path,
+    spec: str | Path | None = None,
+    jobs: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> ImportOutcome:
     """Convert every system of an MLPerf Training results tree under `root` into `out`, then validate and score.
 
     `out` must lie outside `root` (the results tree is never written). `spec` is the spec file or id
     the results answer (default: every built-in MLPerf spec, each benchmark folder by its MLPerf name). Systems are converted and validated
-    in up to `jobs` processes (default: `default_jobs()`). Raises UsageError when nothing under
-    `root` can be imported.
+    in up to `jobs` processes (default: `default_jobs()`); `progress` is given a line as each system is done.
+    Raises UsageError when nothing under `root` can be imported.
     """
     root, out = Path(root), Path(out)
     if not root.is_dir():
@@ -82,16 +86,26 @@ def import_results(
     workers = min(jobs or default_jobs(), len(tasks) - 1)
     with _no_cyclic_gc():
         done = _import_in_workers(tasks, workers) if workers > 1 else _import_in_turn(tasks)
-    for imported, report, problem in done:
-        if problem is not None:
-            outcome.skipped.append(problem)
-        elif imported is not None and report is not None:
-            outcome.systems.append(SystemOutcome(imported, report))
+        for number, (imported, report, problem) in enumerate(done, start=1):
+            if problem is not None:
+                outcome.skipped.append(problem)
+            elif imported is not None and report is not None:
+                outcome.systems.append(SystemOutcome(imported, report))
+            if progress is not None:
+                progress(_progress_line(number, len(tasks), imported, problem))
     if not outcome.systems:
         raise UsageError(f"nothing under {root} could be imported: " + "; ".join(outcome.skipped))
     outcome.spec = ", ".join(sorted({b.name for s in outcome.systems for b in s.imported.benchmarks}))
     _score(outcome)
     return outcome
+
+
+def _progress_line(number: int, total: int, imported: SystemImport | None, problem: str | None) -> str:
+    """'system 3 of 12: ORG/SYSTEM, 256 result logs imported and judged', or why the system was skipped."""
+    if imported is None:
+        return f"system {number} of {total}: {problem}"
+    logs = sum(len(bench.runs) for bench in imported.benchmarks)
+    return f"system {number} of {total}: {imported.label}, {logs} result logs imported and judged"
 
 
 def default_jobs() -> int:
@@ -146,8 +160,8 @@ def _import_one(task: Task) -> Outcome:
     return (None, None, problem) if staged is None else _finish_one(task, staged)
 
 
-def _import_in_workers(tasks: list[Task], workers: int) -> list[Outcome]:
-    """The first system here, the others in `workers` forked processes, results in the tasks' order.
+def _import_in_workers(tasks: list[Task], workers: int) -> Iterator[Outcome]:
+    """The first system here, the others in `workers` forked processes, results in the tasks' order as they come.
 
     Importing one system fills every cache the work needs (the spec and its rules, the validator's
     models and schemas, the device table), and the workers inherit them: without that, each worker
@@ -155,34 +169,32 @@ def _import_in_workers(tasks: list[Task], workers: int) -> list[Outcome]:
     """
     from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
 
-    first = _import_one(tasks[0])
+    yield _import_one(tasks[0])
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return [first, *pool.map(_import_one, tasks[1:])]
+        yield from pool.map(_import_one, tasks[1:])
 
 
-def _import_in_turn(tasks: list[Task]) -> list[Outcome]:
+def _import_in_turn(tasks: list[Task]) -> Iterator[Outcome]:
     """`_import_one` of each task, in order, in this process; a system is converted while the files of the
     one before are still being written (by its writer thread), and that one is then put in place and validated."""
-    done: list[Outcome] = []
     waiting: tuple[Task, StagedSystem] | None = None
     try:
         for task in tasks:
             staged, problem = _stage_one(task)
             if waiting is not None:
                 before, waiting = waiting, None
-                done.append(_finish_one(*before))
+                yield _finish_one(*before)
             if staged is None:
-                done.append((None, None, problem))
+                yield None, None, problem
             else:
                 waiting = (task, staged)
         if waiting is not None:
             before, waiting = waiting, None
-            done.append(_finish_one(*before))
+            yield _finish_one(*before)
     finally:
         if waiting is not None:  # a later system failed: the one converted before still goes in place
             with suppress(BaseException):
                 waiting[1].complete()
-    return done
 
 
 def _stage_one(task: Task) -> tuple[StagedSystem | None, str | None]:
@@ -200,18 +212,19 @@ def _stage_one(task: Task) -> tuple[StagedSystem | None, str | None]:
     return staged, None
 
 
-def _unanswered(systems: list[SystemSource], answered: dict[str, LoadedSpec]) -> list[str]:
-    """Why benchmark folders of importable systems are left out: no spec answers them, or weak scaling."""
+def _unanswered(systems: list[SystemSource], answered: Mapping[str, LoadedSpec]) -> list[str]:
+    """Why benchmark folders of importable systems are left out: no spec answers them, or the system's strong-scaling
+    folder of the same benchmark takes the one submission folder the spec id names."""
     notes = []
     for system in systems:
         for bench in system.benchmarks:
             where = f"{_label(system)}/{bench.scaling_mode + '/' if bench.scaling_mode else ''}{bench.name}"
-            if bench.name in answered and not bench.usable:
+            if bench.name in answered and system.shadowed(bench):
                 notes.append(
-                    f"{where}: MLPerf HPC weak scaling (one log per concurrently trained model, scored in models per "
-                    "minute) is not imported"
+                    f"{where}: MLPerf HPC weak scaling not imported: strong/{bench.name} of the same system is, into "
+                    f"the one folder {answered[bench.name].spec.id} a submission has for the spec"
                 )
-            elif bench.name not in answered and any(b.name in answered and b.usable for b in system.benchmarks):
+            elif bench.name not in answered and any(b.name in answered for b in system.benchmarks):
                 notes.append(f"{where}: no spec of this import answers MLPerf's {bench.name!r}")
     return notes
 
@@ -243,8 +256,9 @@ def _spec(spec: str | Path) -> LoadedSpec:
 
 
 @cache
-def _specs(spec: str | Path | None) -> dict[str, LoadedSpec]:
-    """MLPerf benchmark name -> the spec its results answer: `spec` alone when given, else every built-in one."""
+def _specs(spec: str | Path | None) -> Mapping[str, LoadedSpec]:
+    """MLPerf benchmark name -> the spec its results answer: `spec` alone when given, else every built-in one
+    (each loaded when a system first needs it: a round needs a few)."""
     names = mlperf_benchmarks()
     if spec is not None:
         loaded = _spec(spec)
@@ -252,7 +266,23 @@ def _specs(spec: str | Path | None) -> dict[str, LoadedSpec]:
         if benchmark is None:
             raise UsageError(f"spec {loaded.spec.id!r} answers no MLPerf benchmark; specs that do: {', '.join(names)}")
         return {benchmark: loaded}
-    return {benchmark: _builtin(spec_id) for spec_id, benchmark in names.items()}
+    return _BuiltinSpecs({benchmark: spec_id for spec_id, benchmark in names.items()})
+
+
+class _BuiltinSpecs(Mapping[str, LoadedSpec]):
+    """MLPerf benchmark name -> its built-in spec, loaded (once, by _builtin) when first looked up."""
+
+    def __init__(self, spec_ids: dict[str, str]) -> None:
+        self.spec_ids = spec_ids
+
+    def __getitem__(self, benchmark: str) -> LoadedSpec:
+        return _builtin(self.spec_ids[benchmark])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.spec_ids)
+
+    def __len__(self) -> int:
+        return len(self.spec_ids)
 
 
 def _builtin(spec_id: str) -> LoadedSpec:

@@ -82,11 +82,19 @@ class PowerLog:
 
 
 def _number(value: Any) -> float | None:
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is int:
+        return float(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     if isinstance(value, dict):
         return _number(value.get("value"))
     return None
+
+
+_new = object.__new__
 
 
 def parse_power_log(text: str, file: SourceFile) -> PowerLog:
@@ -96,25 +104,37 @@ def parse_power_log(text: str, file: SourceFile) -> PowerLog:
         (n, line[at + len(TOKEN) :]) for n, line in enumerate(text.splitlines(), 1) if (at := line.rfind(TOKEN)) >= 0
     ]
     together = decode_together([body for _, body in marked])
+    events, readings = log.events, log.readings
     for index, (number, body) in enumerate(marked):
-        try:
-            data = parse_json_text(body) if together is None else together[index]
-        except (ValueError, RecursionError) as err:
-            log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
-            continue
-        time_ms = _number(data.get("time_ms")) if isinstance(data, dict) else None
-        if not isinstance(data, dict) or time_ms is None or not isinstance(data.get("key"), str):
+        if together is not None:
+            data = together[index]
+        else:
+            try:
+                data = parse_json_text(body)
+            except (ValueError, RecursionError) as err:
+                log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
+                continue
+        if isinstance(data, dict):
+            stamp = data.get("time_ms")
+            time_ms = float(stamp) if type(stamp) is int else _number(stamp)
+            key = data.get("key")
+        else:
+            time_ms = key = None
+        if time_ms is None or not isinstance(key, str):
             log.problem("SB-MLP-005", "expected an MLLOG event with key and time_ms, found another value", number)
             continue
-        key, value = data["key"], _number(data.get("value"))
-        log.events.append(PowerEvent(number, time_ms, key, data.get("value")))
+        raw = data.get("value")
+        value = _number(raw)
+        event = _new(PowerEvent)  # PowerEvent(...) without the frozen __init__'s setattr per field
+        event.__dict__.update(line=number, time_ms=time_ms, key=key, value=raw)
+        events.append(event)
         if key == "power_reading":
             if value is None or value < 0:
-                log.problem(
-                    "SB-MLP-005", f"expected power_reading in W (a number >= 0), found {data.get('value')!r}", number
-                )
+                log.problem("SB-MLP-005", f"expected power_reading in W (a number >= 0), found {raw!r}", number)
             else:
-                log.readings.append(Reading(number, time_ms, value))
+                reading = _new(Reading)
+                reading.__dict__.update(line=number, time_ms=time_ms, power_w=value)
+                readings.append(reading)
         elif key == "power_measurement_start":
             log.starts.append((number, time_ms))
         elif key == "power_measurement_stop":
@@ -188,7 +208,7 @@ def build_trace(nodes: dict[str, PowerLog], system_name: str) -> NodeTrace:
     out.write(",".join(COLUMNS) + "\n")
     rows: list[tuple[str, int]] = []
     devices = []
-    first_ms: float | None = None
+    first_ms = min((r.time_ms for log in nodes.values() for r in log.readings), default=None)
     for key, log in nodes.items():
         devices.append(
             Device(
@@ -200,11 +220,11 @@ def build_trace(nodes: dict[str, PowerLog], system_name: str) -> NodeTrace:
                 notes=(f"imported from {log.file.path}",),
             ).to_dict()
         )
-        for reading in log.readings:
-            t = reading.time_ms / 1000.0
-            first_ms = reading.time_ms if first_ms is None else min(first_ms, reading.time_ms)
-            out.write(f"{len(rows) + 1},{t!r},{t!r},{key},{reading.power_w!r},,,0.0,\n")
-            rows.append((key, reading.line))
+        done = len(rows)
+        for row, reading in enumerate(log.readings, done + 1):
+            t = repr(reading.time_ms / 1000.0)
+            out.write(f"{row},{t},{t},{key},{reading.power_w!r},,,0.0,\n")
+        rows += [(key, reading.line) for reading in log.readings]
     started = datetime.fromtimestamp((first_ms or 0.0) / 1000.0, tz=timezone.utc).isoformat()
     metadata = {
         "format": FORMAT,

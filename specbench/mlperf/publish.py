@@ -1,6 +1,7 @@
 """MLPerf's published figures of one imported benchmark folder, for import.json and the import's report.
 
-The arithmetic is MLPerf's result_summarizer's (specbench.mlperf.published*); here the folder's
+A training or strong-scaling folder gets the time to train, an MLPerf HPC weak-scaling folder models per
+minute. The arithmetic is MLPerf's result_summarizer's (specbench.mlperf.published*); here the folder's
 result logs, with the validator's verdict on each, and its power logs are handed to it, and a
 measured switch log that the summarizer counts as zero becomes SB-MLP-020.
 """
@@ -16,7 +17,7 @@ from specbench.formats.mlperf_import import ImportFinding, Published
 from specbench.mlperf.powerfiles import RunPower
 from specbench.mlperf.published import runs_rule
 from specbench.mlperf.published_energy import PowerEvent, published_energy, unmeasured_interconnect
-from specbench.mlperf.published_runs import ResultFile, published_benchmark
+from specbench.mlperf.published_runs import ResultFile, published_benchmark, published_weak
 from specbench.mlperf.source import BenchmarkSource, result_name
 
 
@@ -45,6 +46,8 @@ def published_figures(
     for path, log, compliant in logs:
         nodes, switches = _power_logs(power.get(result_name(path)))
         files.append(ResultFile(result_name(path), log, nodes, switches, compliant))
+    if source.scaling_mode == "weak":
+        return _weak_figures(source, folder, files, ruleset, division)
     figures = published_benchmark(
         files, source.name, usage, ruleset, division, scaling_factor, has_power=source.power is not None
     )
@@ -66,6 +69,7 @@ def published_figures(
     if findings and energy is not None:
         extra = published_energy(times, joules, source.name, usage, ruleset, scaling_factor).energy_j
     published = Published(
+        scaling_mode=source.scaling_mode,
         runs_required=time.runs_required if time is not None else _required(usage, ruleset, source.name),
         runs_counted=sum(r.counted for r in figures.runs),
         olympic_mean_s=time.olympic_mean_s if time is not None else None,
@@ -74,6 +78,38 @@ def published_figures(
         energy_j=energy,
         energy_with_interconnect_j=extra,
         crash=figures.crash,
+    )
+    return published, findings
+
+
+def _weak_figures(
+    source: BenchmarkSource, folder: str, files: Sequence[ResultFile], ruleset: str, division: str
+) -> tuple[Published, list[ImportFinding]]:
+    """MLPerf HPC's weak-scaling figures of a folder under weak/: models per minute, and the summarizer's energy
+    (the mean of the models' energies without the lowest) where the folder has power logs."""
+    figures = published_weak(files, source.name, ruleset, division, has_power=source.power is not None)
+    findings = []
+    for file, run in zip(files, figures.runs, strict=True):
+        time_ms = run.window.time_ms if run.counted and run.window else None
+        unmeasured = unmeasured_interconnect(file.switches, time_ms) if time_ms is not None else None
+        if unmeasured is not None:
+            names = [f"{folder}/power/{file.name}/sw_{i}.txt" for i in unmeasured.switches]
+            findings.append(ImportFinding(code="SB-MLP-020", file=names[0], message=unmeasured.message(names)))
+    scaling = figures.scaling
+    published = Published(
+        runs_required=scaling.models_required if scaling is not None else _required("hpc", ruleset, source.name),
+        runs_counted=sum(r.counted for r in figures.runs),
+        olympic_mean_s=None,
+        scaling_factor=1.0,
+        time_to_train_s=None,
+        energy_j=figures.energy_j,
+        crash=figures.crash,
+        scaling_mode="weak",
+        models_per_min=scaling.throughput_models_per_min if scaling is not None else None,
+        number_of_models=scaling.number_of_models if scaling is not None else None,
+        instance_scale=scaling.instance_scale if scaling is not None else None,
+        time_to_train_all_s=scaling.time_to_train_all_s if scaling is not None else None,
+        problem=scaling.problem if scaling is not None else None,
     )
     return published, findings
 

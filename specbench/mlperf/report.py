@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from specbench.formats.mlperf_import import ImportedBenchmark
+from specbench.formats.mlperf_import import ImportedBenchmark, Published
 from specbench.mlperf.convert import BenchmarkImport, RunImport, SystemImport
 from specbench.mlperf.importer import ImportOutcome, SystemOutcome
 from specbench.mlperf.source import natural_key
@@ -116,6 +116,8 @@ def _score_line(system: SystemOutcome, bench: str) -> str:
     entry = next((e for e in system.entries if e.benchmark == bench), None)
     if entry is None:
         return "score: not scored"
+    if entry.key.scaling == "weak":
+        return "score: none by specbench (models per minute: MLPerf's figure below)\n    " + "; ".join(entry.unranked)
     values = entry.aggregate.values
 
     def fmt(metric: str, scale: float, unit: str, spec: str = "{:,.4g}") -> str:
@@ -142,6 +144,8 @@ def _published_lines(record: ImportedBenchmark) -> list[str]:
     if published is not None:
         if published.crash is not None:
             figures = f"none: MLPerf's result summarizer stops here ({published.crash})"
+        elif published.scaling_mode == "weak":
+            figures = _weak_figures(published)
         else:
             time = "n/a" if published.time_to_train_s is None else f"{published.time_to_train_s:,.1f} s"
             figures = f"time to train {time} ({published.runs_counted} of {published.runs_required} runs counted)"
@@ -160,6 +164,21 @@ def _published_lines(record: ImportedBenchmark) -> list[str]:
             f"conversion_eff {eff}; meter: {label.meter}"
         )
     return lines
+
+
+def _weak_figures(published: Published) -> str:
+    """MLPerf HPC's weak-scaling figures: models per minute, the models and the time they took, energy."""
+    counted = f"{published.runs_counted} models counted, at least {published.runs_required} required"
+    if published.models_per_min is None or published.time_to_train_all_s is None:
+        return f"weak scaling, none ({published.problem or counted})"
+    scale = f" of {published.instance_scale} accelerators each" if published.instance_scale is not None else ""
+    figures = (
+        f"weak scaling {published.models_per_min:,.4g} models per minute ({published.number_of_models} models"
+        f"{scale} in {published.time_to_train_all_s:,.1f} s; {counted})"
+    )
+    if published.energy_j is not None:
+        figures += f", energy per model {published.energy_j / 1e6:,.3f} MJ"
+    return figures
 
 
 def render_system(system: SystemOutcome, werror: bool = False) -> str:
@@ -228,6 +247,8 @@ def _system_dict(system: SystemOutcome, werror: bool) -> dict[str, Any]:
                 "benchmark": b.name,
                 "mlperf_benchmark": b.mlperf,
                 "level": b.level,
+                "scaling_mode": b.record.scaling_mode,
+                "published": b.record.published.model_dump(mode="json") if b.record.published else None,
                 "runs": [_run_dict(r) for r in b.runs],
                 "ignored": b.record.ignored,
             }

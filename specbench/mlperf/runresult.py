@@ -21,7 +21,7 @@ from specbench.mlperf.system import accelerator_count
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import PowerResult, QualityPoint, QualityResult, RunResult
 from specbench.spec.system import SubmissionMeta
-from specbench.validator.evidence import log_epochs, log_samples
+from specbench.validator.evidence import log_counted_samples, log_epochs, log_samples
 from specbench.validator.findings import Findings
 from specbench.validator.logcheck import LogCheck
 from specbench.validator.model import RunData
@@ -70,7 +70,8 @@ def convert_run(
     path = f"{resolved.spec.id}/{folder}"
     reading = LogCheck(log, f"{path}/log.txt", Findings(), resolved, inputs.meta, False, inputs.dialect).run_all()
     data = RunData.of_log(folder, number, path, reading)
-    run = RunImport(folder, file, data, _result(inputs, data, log), epochs=epochs_trained(log))
+    result = _result(inputs, data, log)
+    run = RunImport(folder, file, data, result, epochs=result.epochs)
     trace = None
     if power is not None and power.nodes:
         _report_step_backs(power, data, findings)
@@ -147,8 +148,12 @@ def _power_result(
     )
 
 
-def epochs_trained(log: ParsedLog) -> float | None:
-    """Epochs trained up to run_stop, as the validator's evidence reads them (the one accounting)."""
+def epochs_trained(log: ParsedLog, problem: Problem, train: int) -> float | None:
+    """Epochs trained up to run_stop, as the validator's evidence reads them (the one accounting); a log whose
+    epoch counter counts samples (spec mlperf.epoch_num) in epochs of `train` samples."""
+    if problem.epoch_num == "samples":
+        samples = log_counted_samples(log)
+        return samples / train if samples is not None else None
     return log_epochs(log)
 
 
@@ -178,8 +183,8 @@ def _result(inputs: RunInputs, data: RunData, log: ParsedLog) -> RunResult:
     assert quality is not None
     train = _log_int(log, "train_samples") or spec.workload.dataset.train_samples
     batch = _log_int(log, "global_batch_size")
-    epochs = epochs_trained(log)
     problem = Problem.of(resolved, meta.hyperparameters)
+    epochs = epochs_trained(log, problem, train)
     samples = log_samples(data, problem)  # the validator's own reading: the last evaluation's count, else epochs
     per_sample = problem.flops_per_sample
     duration = data.duration_s

@@ -68,12 +68,6 @@ class BenchmarkSource:
     scaling_mode: Literal["strong", "weak"] | None = None
     """MLPerf HPC: `strong` or `weak`, the folder the benchmark sits in; None for MLPerf Training."""
 
-    @property
-    def usable(self) -> bool:
-        """Whether the benchmark is imported: weak scaling (one log per concurrently trained model, scored as
-        models per unit time) is not yet."""
-        return self.scaling_mode != "weak"
-
 
 @dataclass
 class SystemSource:
@@ -81,6 +75,13 @@ class SystemSource:
     name: str
     json_path: Path
     benchmarks: list[BenchmarkSource]
+
+    def shadowed(self, bench: BenchmarkSource) -> bool:
+        """A weak-scaling folder of a benchmark the system also has under strong/: both would become the one
+        submission folder named by the spec id, and the strong-scaling result is the one imported."""
+        return bench.scaling_mode == "weak" and any(
+            b.name == bench.name and b.scaling_mode == "strong" for b in self.benchmarks
+        )
 
 
 @dataclass

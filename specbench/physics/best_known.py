@@ -19,11 +19,11 @@ from typing import Literal
 from pydantic import Field, PositiveFloat, model_validator
 
 from specbench.errors import InputError, Location, Problem
+from specbench.spec.builtin import BEST_KNOWN_FILE
 from specbench.spec.loader import validate_model
 from specbench.spec.models import Strict
+from specbench.spec.parsed import load_builtin_yaml
 from specbench.spec.yamlio import load_yaml
-
-BEST_KNOWN_FILE = Path(__file__).resolve().parent / "best_known.yaml"
 
 
 class RateSource(Strict):
@@ -124,7 +124,8 @@ class _Indexed:
 
 @cache
 def _load(path: str, mtime_ns: int) -> _Indexed:
-    table: BestKnownTable = validate_model(BestKnownTable, load_yaml(Path(path)))
+    doc = load_builtin_yaml(Path(path)) if Path(path) == BEST_KNOWN_FILE else load_yaml(Path(path))
+    table: BestKnownTable = validate_model(BestKnownTable, doc)
     return _Indexed(
         table,
         {(spec, row.variant, row.device): row for row in table.rates for spec in row.specs},

@@ -2,7 +2,8 @@
 
 Results of different specs, spec versions, levels, profiles or power scopes are never ranked
 together; smoke (unranked) profiles and non-compliant submissions are listed with the reason
-and never ranked; a result whose power was not measured is never ranked per watt.
+and never ranked; a result whose power was not measured is never ranked per watt. Imported MLPerf
+HPC weak-scaling results (models per minute) are listed in groups of their own, unranked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from specbench.accounting.quality import spec_outcome
 from specbench.files import sha256_file
 from specbench.formats.mllog import parse_log
 from specbench.scoring.aggregate import Aggregate, aggregate
+from specbench.scoring.listed import RULE_TITLES, placement
 from specbench.scoring.metrics import RunScore
 from specbench.scoring.reproduction import Claim, ReproductionStatus, Rerun, Side, judge, rank_block
 from specbench.scoring.status import brief_noncompliant, brief_profile, entry_power_reasons, run_power_reason
@@ -37,17 +39,33 @@ class GroupKey:
     scope: str
     variant: str = ""
     """The model variant (llm-gpt 800M, 13B, ...): different variants are different problems."""
+    scaling: str = ""
+    """`weak` for imported MLPerf HPC weak-scaling results (another metric: models per minute), never grouped
+    with a time to train."""
+    rule: str = ""
+    """The rule the runs followed (a scoring method), on the board of a spec that lists other specs' results
+    (scoring/listed.py): a run that stopped at the target is never ranked with one that trained the whole budget."""
+    via: str = ""
+    """The spec the entries were validated by, where they are listed under another's id (`mlperf-hpc-deepcam 1.0.0`)."""
 
     def title(self) -> str:
         variant = f" · model {self.variant}" if self.variant else ""
+        scaling = f" · MLPerf HPC {self.scaling} scaling" if self.scaling else ""
+        listed = (f" · imported as {self.via}" if self.via else "") + (
+            f" · {RULE_TITLES.get(self.rule, self.rule)}" if self.rule else ""
+        )
         return (
-            f"{self.spec_id} {self.spec_version}{variant} · {self.kind} · level {self.level} · profile {self.profile}"
-            f" · power scope {self.scope}"
+            f"{self.spec_id} {self.spec_version}{variant}{scaling}{listed} · {self.kind} · level {self.level} · profile "
+            f"{self.profile} · power scope {self.scope}"
         )
 
     def slug(self) -> str:
         variant = f"-{self.variant}" if self.variant else ""
-        return f"{self.spec_id}-{self.spec_version}{variant}-{self.level}-{self.profile}-{self.scope}".replace(".", "_")
+        scaling = f"-{self.scaling}" if self.scaling else ""
+        listed = "".join(f"-{part.replace(' ', '-')}" for part in (self.via, self.rule) if part)
+        return (
+            f"{self.spec_id}-{self.spec_version}{variant}{scaling}{listed}-{self.level}-{self.profile}-{self.scope}"
+        ).replace(".", "_")
 
 
 @dataclass
@@ -262,6 +280,7 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
             bench.spec.profile,
             measurement.power.scope,
             bench.meta.variant or "",
+            "weak" if bench.mlperf_weak_scaling else "",
         ),
         ranked_profile=bench.spec.ranked,
         compliant=not errors,
@@ -274,6 +293,9 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
     )
     if bench.mlperf_scaling_factor is not None:
         _scale_time(entry, bench.mlperf_scaling_factor)
+    if bench.mlperf_weak_scaling:
+        _weak_scaling(entry)
+    _place(entry, bench)
     if errors:
         entry.unranked.append(
             f"non-compliant: {errors[0]['code']} {errors[0]['message']}"
@@ -283,12 +305,46 @@ def _entry(report: Report, bench: BenchmarkData) -> Entry | None:
     if not entry.ranked_profile:
         entry.unranked.append(f"profile {bench.spec.profile!r} is never ranked")
         entry.unranked_brief.append(brief_profile(bench.spec.profile))
-    if agg.problem:
+    if agg.problem and not bench.mlperf_weak_scaling:
         entry.unranked.append(agg.problem)
         entry.unranked_brief.append("not ranked: " + (agg.brief or agg.problem))
     if not entry.power_measured:
         entry.power_brief, entry.power_reasons = entry_power_reasons(report.root, bench)
     return entry
+
+
+def _place(entry: Entry, bench: BenchmarkData) -> None:
+    """An entry listed on another spec's board (scoring/listed.py) goes to that spec's group of its rule, unranked
+    where the comparison is not sound; an entry of such a board's own spec says which rule its runs followed."""
+    place = placement(bench)
+    if place is None:
+        return
+    entry.key = replace(
+        entry.key,
+        spec_id=place.spec_id,
+        spec_version=place.spec_version,
+        variant=place.variant,
+        rule=place.rule,
+        via=place.via,
+    )
+    for reason, brief in place.unranked:
+        entry.unranked.append(reason)
+        entry.unranked_brief.append(brief)
+
+
+WEAK_SCALING_UNRANKED = (
+    "MLPerf HPC weak scaling: its runs are model instances trained at once, which MLPerf scores together in "
+    "models per minute (import.json: benchmarks.<name>.published), a metric no spec states; not ranked, and "
+    "never against a time to train"
+)
+
+
+def _weak_scaling(entry: Entry) -> None:
+    """An imported MLPerf HPC weak-scaling result, listed unranked in its own group with no aggregate: an olympic
+    mean over concurrently trained instances would be no time to train."""
+    entry.aggregate = Aggregate({}, [], [], None, spread_metric=entry.aggregate.spread_metric)
+    entry.unranked.append(WEAK_SCALING_UNRANKED)
+    entry.unranked_brief.append("not ranked: MLPerf HPC weak scaling (models per minute)")
 
 
 def _scale_time(entry: Entry, factor: float) -> None:
@@ -339,7 +395,10 @@ def build(reports: Sequence[Report], roots: Sequence[str | Path] = (), reruns: S
             _settle_reproduction(entry, reruns)
             groups.setdefault(entry.key, []).append(entry)
     ordered = []
-    for key in sorted(groups, key=lambda k: (k.spec_id, k.spec_version, k.variant, k.level, k.profile, k.scope)):
+    for key in sorted(
+        groups,
+        key=lambda k: (k.spec_id, k.spec_version, k.variant, k.level, k.profile, k.scope, k.scaling, k.via, k.rule),
+    ):
         group = Group(key, groups[key])
         _rank(group)
         ordered.append(group)

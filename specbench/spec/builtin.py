@@ -14,6 +14,8 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 DEVICES_FILE = Path(__file__).resolve().parent.parent / "physics" / "devices.yaml"
 """The device table (specbench.physics reads it); named here so that the parsed copies find it without physics."""
+BEST_KNOWN_FILE = DEVICES_FILE.with_name("best_known.yaml")
+"""The best-known results table (specbench.physics.best_known reads it), named here for the same reason."""
 
 
 @cache

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,7 +43,11 @@ def _problem(doc: Document, path: JsonPath, message: str) -> Problem:
 def load_spec(path: str | Path) -> LoadedSpec:
     """Load a spec file (or a built-in spec by id) and validate it; raise InputError with every problem."""
     spec_path = builtin.find_spec(str(path))
-    doc = _load_merged(spec_path, _allowed_root(spec_path), chain=())
+    return _validated(spec_path, _load_merged(spec_path, _allowed_root(spec_path), chain=()))
+
+
+def _validated(spec_path: Path, doc: Document) -> LoadedSpec:
+    """A spec's merged document validated, each profile applied once to check it."""
     _check_format(doc, SPEC_FORMAT_VERSION, "spec")
     spec = validate_model(Spec, doc)
     _check_profiles(spec, doc)
@@ -50,6 +55,33 @@ def load_spec(path: str | Path) -> LoadedSpec:
     for profile in spec.profiles:
         apply_profile(loaded, profile)
     return loaded
+
+
+def load_spec_cached(path: str | Path) -> LoadedSpec:
+    """load_spec of a spec file, once per process for its path and modification time (a LoadedSpec is never
+    changed once loaded): the import, the validator and the scoring each ask for the same built-in specs."""
+    return _load_once(str(path), os.stat(path).st_mtime_ns)
+
+
+@cache
+def _load_once(path: str, mtime_ns: int) -> LoadedSpec:
+    return _validated(builtin.find_spec(path), _merged_once(path, mtime_ns))
+
+
+def spec_data(path: str | Path) -> dict[str, Any]:
+    """A spec file's data with its `extends:` merged in, not validated, once per process for its path and
+    modification time (not to be changed): enough to tell which specs a task needs, each then loaded whole
+    (load_spec_cached). Raises InputError where load_spec would, for a file that does not read or merge."""
+    spec_path = builtin.find_spec(str(path))
+    data: dict[str, Any] = _merged_once(str(spec_path), os.stat(spec_path).st_mtime_ns).data
+    return data
+
+
+@cache
+def _merged_once(path: str, mtime_ns: int) -> Document:
+    """The merged document of a spec file (load_spec_cached validates this one)."""
+    spec_path = builtin.find_spec(path)
+    return _load_merged(spec_path, _allowed_root(spec_path), chain=())
 
 
 def load_ruleset(path: str | Path) -> RuleSet:
@@ -172,13 +204,27 @@ def _replaced_paths(base: dict[str, Any], local: dict[str, Any], prefix: JsonPat
 
 def deep_merge(base: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
     """Merge mappings recursively; local values win, lists and empty mappings replace whole."""
-    out = copy.deepcopy(base)
+    out = copy_data(base)
     for key, value in local.items():
         if isinstance(out.get(key), dict) and isinstance(value, dict) and value:
             out[key] = deep_merge(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = copy_data(value)
     return out
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_data(value: Any) -> Any:
+    """copy.deepcopy of plain data (mappings, lists, numbers, strings), a few times faster: a scalar is kept, a
+    mapping or list rebuilt; anything else is left to copy.deepcopy. (A document's data shares no parts.)"""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_data(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_data(item) for item in value]
+    return value if kind in _SCALARS else copy.deepcopy(value)
 
 
 def validate_model(model: type[BaseModel], doc: Document) -> Any:
@@ -292,27 +338,37 @@ def _check_profiles(spec: Spec, doc: Document) -> None:
         raise InputError(problems)
 
 
-ADDED_FIELDS = ("scoring", "mlperf")
+ADDED_FIELDS = ("scoring", "mlperf", "listed_results")
 """Spec fields added after specs were released: left out of the digest when unset, so no released digest changes."""
 
 
 NESTED_ADDED_DEFAULTS: dict[tuple[str, ...], dict[str, Any]] = {
     ("quality",): {"log_key": "eval_accuracy"},
     ("workload", "dataset"): {"counts_checked": True},
+    ("workload", "variants", "*"): {"flops_source": ""},
+    ("mlperf",): {"epoch_num": "epochs"},
 }
 """Fields added to nested parts of a spec after specs were released, left out of the digest at their default so
-that an earlier spec (and every submission naming it) keeps its identity."""
+that an earlier spec (and every submission naming it) keeps its identity; `*` stands for every key of a mapping."""
 
 
 def _drop_added_defaults(data: dict[str, Any]) -> None:
     for path, defaults in NESTED_ADDED_DEFAULTS.items():
-        part: Any = data
-        for key in path:
-            part = part.get(key) if isinstance(part, dict) else None
-        if isinstance(part, dict):
+        for part in _parts(data, path):
             for key, default in defaults.items():
                 if key in part and part[key] == default:
                     part.pop(key)
+
+
+def _parts(data: Any, path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The mappings at `path` in `data` (`*` taking every value of a mapping)."""
+    if not isinstance(data, dict):
+        return []
+    if not path:
+        return [data]
+    head, rest = path[0], path[1:]
+    values = list(data.values()) if head == "*" else [data.get(head)]
+    return [part for value in values for part in _parts(value, rest)]
 
 
 def spec_digest(spec: Spec) -> str:
@@ -381,10 +437,13 @@ def _in_profile(problem: Problem, profile: str) -> Problem:
 __all__ = [
     "LoadedSpec",
     "apply_profile",
+    "copy_data",
     "deep_merge",
     "format_path",
     "load_ruleset",
     "load_spec",
+    "load_spec_cached",
+    "spec_data",
     "spec_digest",
     "validate_model",
 ]

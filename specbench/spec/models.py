@@ -159,6 +159,9 @@ class Variant(Strict):
 
     params: dict[str, Scalar]
     flops_per_sample: float | None = Field(default=None, gt=0)
+    flops_source: str = Field(
+        default="", description="How this variant's flops_per_sample was obtained, where the workload's does not say."
+    )
     description: str = ""
 
 
@@ -287,6 +290,28 @@ SCORING_METHODS: dict[str, str] = {
     "never does fails; runs combine by the olympic mean",
     "caraml-throughput": "CARAML: fixed timed steps after warm-up; samples/s, TFLOP/s per device, energy per sample",
 }
+EpochCounter = Literal["epochs", "samples"]
+"""What an MLPerf log's epoch_num counts (MlperfBinding.epoch_num)."""
+
+
+class ListedResults(Strict):
+    """Results of another spec that this spec's leaderboard lists beside its own, under this spec's identity and
+    Valid FLOPS, in groups of their own: ranked only among results that followed the same rule."""
+
+    spec: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", description="The id of the spec whose results are listed (any version)."
+    )
+    variant: str = Field(description="This spec's workload variant (model) the listed results trained.")
+    scoring: ScoringMethod = Field(
+        description="The rule the listed results followed, which the listed spec's own `scoring` must be; they are "
+        "grouped under it and never ranked with results that followed another rule."
+    )
+    levels: list[Level] = Field(
+        min_length=1,
+        description="The levels at which a listed result trained the variant's model, so that its FLOPs per sample "
+        "apply; a result at another level is listed unranked.",
+    )
+    description: str = Field(description="How the listed results are scored, in words.")
 
 
 class MlperfBinding(Strict):
@@ -299,6 +324,13 @@ class MlperfBinding(Strict):
     rulesets: list[str] = Field(
         min_length=1,
         description="MLPerf logging rulesets (rules/mlperf/<usage>-<ruleset>.yaml) whose logs answer this spec.",
+    )
+    epoch_num: EpochCounter = Field(
+        default="epochs",
+        description="What the logs' epoch_num (and a block's first_epoch_num) counts: epochs of the training set, "
+        "or samples trained in the workload's sample_unit, as MLPerf's BERT, 3D U-Net, GPT-3 (tokens) and OpenFold "
+        "logs and their reference convergence points (rcp_checker) count them. A log's samples are this counter "
+        "where it counts samples, else the counter x train_samples (an evaluation's samples_count comes first).",
     )
 
     @model_validator(mode="after")
@@ -345,6 +377,11 @@ class Spec(Strict):
     )
     mlperf: MlperfBinding | None = Field(
         default=None, description="The MLPerf benchmark this spec is, for `specbench import mlperf`."
+    )
+    listed_results: list[ListedResults] | None = Field(
+        default=None,
+        description="Results of other specs that this spec's leaderboard lists beside its own (an imported MLPerf "
+        "benchmark of the same problem), each scored by this spec's Valid FLOPS under the rule it followed.",
     )
     workload: Workload
     quality: Quality | None = Field(default=None, description="Required for time_to_quality specs.")
@@ -403,6 +440,13 @@ class Spec(Strict):
             raise at(
                 "hyperparameters.model", f"expected one of the workload variants ({known}), found {model_choice!r}"
             )
+        for index, listed in enumerate(self.listed_results or ()):
+            if listed.variant not in self.workload.variants:
+                known = ", ".join(self.workload.variants) or "none"
+                raise at(
+                    f"listed_results.{index}.variant",
+                    f"expected one of the workload variants ({known}), found {listed.variant!r}",
+                )
         for param, rule in self.rules.get("workload", {}).items():
             other = getattr(rule, "param", None)
             if other is not None and other not in self.hyperparameters:

@@ -25,11 +25,11 @@ FORMAT_VERSION = 1
 
 def builtin_yaml_files() -> list[Path]:
     """Every YAML file shipped with specbench: the specs (current and released), the rule sets (MLPerf's typed rules
-    included), the device table."""
+    included), the device table and the best-known table."""
     root = builtin.data_root()
     files = [*builtin.spec_paths(), *builtin.released_paths(), *sorted((root / "rules").glob("*.yaml"))]
     files += sorted((root / "rules" / "mlperf").glob("*.yaml"))
-    return [*files, builtin.DEVICES_FILE]
+    return [*files, builtin.DEVICES_FILE, builtin.BEST_KNOWN_FILE]
 
 
 def is_builtin(path: Path) -> bool:
@@ -37,7 +37,9 @@ def is_builtin(path: Path) -> bool:
     resolved = path.resolve()
     specs = builtin.data_root().resolve() / "specs"
     folders = (specs, specs / builtin.RELEASED, specs.parent / "rules", specs.parent / "rules" / "mlperf")
-    return resolved.suffix == ".yaml" and (resolved.parent in folders or resolved == builtin.DEVICES_FILE)
+    return resolved.suffix == ".yaml" and (
+        resolved.parent in folders or resolved in (builtin.DEVICES_FILE, builtin.BEST_KNOWN_FILE)
+    )
 
 
 def load_builtin_yaml(path: Path) -> Document:

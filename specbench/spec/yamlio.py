@@ -116,6 +116,100 @@ def parse_yaml(text: str, file: str = "<input>") -> Document:
     return Document(data, file, builder.positions)
 
 
+NOT_PLAIN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+"""Characters the YAML reader refuses or reads as line breaks (NEL, LS, PS): a JSON text with one takes the YAML path.
+
+All but tab, LF, CR, 0x20-0x7e, 0xa0-0x2027, 0x202a-0xd7ff, 0xe000-0xfffd and 0x10000-0x10ffff,
+written as the few ranges left out (a class of the ranges kept takes milliseconds to compile)."""
+_JSON_SPACE = re.compile(r"[ \n\r]*")
+_JSON_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+MAX_JSON_KEY_CHARS = 1000
+"""YAML reads a key as a key only where its ':' follows on its line within 1024 characters of its start (a JSON
+text with a key further from its ':' is left to the YAML parser)."""
+
+
+def json_positions(text: str, file: str) -> dict[JsonPath, Position] | None:
+    """The position of every value of a JSON text as parse_yaml gives it (YAML 1.2 reads JSON as itself), without
+    the YAML parser: each value's line and column, where its first character is.
+
+    None, for the YAML parser to decide (or refuse), for a text that is not one JSON object, has a tab (YAML
+    allows tabs in fewer places) or a character of NOT_PLAIN, a key not right before its ':' or MAX_JSON_KEY_CHARS
+    or more from it, values deeper than MAX_DEPTH, or more than MAX_EXPANDED_NODES keys and values.
+    """
+    import bisect
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # the C string scanner json uses
+
+    if "\t" in text or NOT_PLAIN.search(text):
+        return None
+    starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    positions: dict[JsonPath, Position] = {}
+
+    def skip(index: int) -> int:
+        found = _JSON_SPACE.match(text, index)
+        return found.end() if found is not None else index
+
+    def place(index: int) -> Position:
+        line = bisect.bisect_right(starts, index)
+        return file, line, index - starts[line - 1] + 1
+
+    keys = 0
+
+    def value(index: int, path: JsonPath) -> int:
+        nonlocal keys
+        if len(path) > MAX_DEPTH:
+            raise _NotAsYaml
+        positions[path] = place(index)
+        first = text[index]
+        if first == '"':
+            return int(scanstring(text, index + 1)[1])
+        if first not in "{[":
+            found = _JSON_SCALAR.match(text, index)
+            if found is None:
+                raise ValueError(f"no JSON value at {index}")
+            return found.end()
+        close, count = ("}" if first == "{" else "]"), 0
+        index = skip(index + 1)
+        while text[index] != close:
+            if first == "{":
+                if text[index] != '"':
+                    raise ValueError(f"expected a key at {index}")
+                key, end = scanstring(text, index + 1)
+                colon = skip(end)
+                if text[colon] != ":":
+                    raise ValueError(f"expected ':' at {colon}")
+                if colon - index >= MAX_JSON_KEY_CHARS or colon != end:
+                    raise _NotAsYaml
+                keys += 1
+                index = value(skip(colon + 1), (*path, key))
+            else:
+                index = value(index, (*path, count))
+                count += 1
+            index = skip(index)
+            if text[index] == ",":
+                index = skip(index + 1)
+                if text[index] == close:
+                    raise ValueError(f"trailing ',' before {index}")
+            elif text[index] != close:
+                raise ValueError(f"expected ',' or {close!r} at {index}")
+        return index + 1
+
+    start = skip(0)
+    if not text.startswith("{", start):
+        return None
+    try:
+        end = value(start, ())
+    except (_NotAsYaml, ValueError, IndexError, RecursionError):
+        return None
+    if text[skip(end) :] or len(positions) + keys > MAX_EXPANDED_NODES:
+        return None
+    return positions
+
+
+class _NotAsYaml(Exception):
+    pass
+
+
 def _join_surrogates(text: str) -> str:
     """Join UTF-16 surrogate pairs from escapes such as "\\ud800\\udc00" into one character."""
     if not any("\ud800" <= ch <= "\udfff" for ch in text):

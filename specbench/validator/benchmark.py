@@ -41,7 +41,7 @@ from specbench.validator.identity import check_meta as check_meta_identity
 from specbench.validator.identity import check_trace as check_trace_identity
 from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
-from specbench.validator.mlperf import dialect_for
+from specbench.validator.mlperf import dialect_for, is_weak_scaling
 from specbench.validator.model import BenchmarkData, LogReading, RunData, RunVerdict
 from specbench.validator.physics import DevicePhysics, check_trace_devices, is_ranked
 from specbench.validator.physics import check_run as check_physics
@@ -102,6 +102,7 @@ def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) ->
         loaded = check_spec_identity(ctx, meta, meta_file)
         if loaded is not None and check_level_and_profile(ctx.findings, meta, meta_file, loaded.spec):
             bench.spec = resolve_once(loaded, meta.profile, meta.level)
+        bench.mlperf_weak_scaling = is_weak_scaling(ctx.imported, bench)
     files, dirs = ctx.tree.children(name)
     for extra in files:
         if extra != "submission.yaml":
@@ -144,7 +145,7 @@ def finish_benchmark(
         if run.result is not None and result_file is not None:
             problem = result_devices_problem(devices, run.result.devices) if system is not None else None
             check_result(ctx.findings, run, run.result, result_file, bench.meta, bench.spec, problem)
-    check_runs(ctx.findings, bench.name, bench.runs, bench.spec)
+    check_runs(ctx.findings, bench.name, bench.runs, bench.spec, weak_scaling=bench.mlperf_weak_scaling)
     check_seeds(ctx.findings, bench.runs)
     check_bounds(ctx, bench, physics, devices)
     meta_file = ctx.loaded.get(f"{bench.name}/submission.yaml")

@@ -671,4 +671,11 @@ CODES: dict[str, Code] = _codes(
         "a multi-node system's power folder needs an sw_N.txt per switch (readings or interconnect_power_est); the "
         "energy covers the nodes alone",
     ),
+    (
+        "SB-MLP-030",
+        "error",
+        "too few models in an MLPerf HPC weak-scaling result",
+        "MLPerf's package checker wants at least the benchmark's count of result logs under weak/, and its result "
+        "summarizer as many models that reach the target; import every model instance's log",
+    ),
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 from specbench.errors import InputError, SpecbenchError
 from specbench.formats.mlperf_import import ImportRecord
 from specbench.spec.builtin import released_paths, spec_paths
-from specbench.spec.loader import LoadedSpec, load_spec, spec_digest
+from specbench.spec.loader import LoadedSpec, load_spec, load_spec_cached, spec_digest
 from specbench.validator.documents import Loaded
 from specbench.validator.files import Limits, Tree
 from specbench.validator.findings import Findings
@@ -20,8 +20,8 @@ from specbench.validator.findings import Findings
 @cache
 def _load_cached(path: str, mtime_ns: int) -> tuple[LoadedSpec, str] | None:
     try:
-        loaded = load_spec(path)
-    except (InputError, SpecbenchError):
+        loaded = load_spec_cached(path)
+    except (InputError, SpecbenchError, OSError):
         return None
     return loaded, spec_digest(loaded.spec)
 

@@ -13,17 +13,14 @@ from specbench.errors import InputError, Problem
 from specbench.formats.strictjson import JsonValueError, NumberError, parse_json_text
 from specbench.spec.loader import validate_model
 from specbench.spec.numbers import first_bad_number
-from specbench.spec.yamlio import MAX_DEPTH, Document, parse_yaml
+from specbench.spec.yamlio import MAX_DEPTH, NOT_PLAIN, Document, json_positions, parse_yaml
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
 
 M = TypeVar("M", bound=BaseModel)
 _NON_FINITE = re.compile(r"-?Infinity|NaN")
-_NOT_PLAIN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
-"""Characters the YAML reader refuses or reads as line breaks (NEL, LS, PS): such a file takes the YAML path.
-
-All but tab, LF, CR, 0x20-0x7e, 0xa0-0x2027, 0x202a-0xd7ff, 0xe000-0xfffd and 0x10000-0x10ffff,
-written as the few ranges left out (a class of the ranges kept takes milliseconds to compile)."""
+_NOT_PLAIN = NOT_PLAIN
+"""Characters the YAML reader refuses or reads as line breaks: such a file takes the YAML path (yamlio.NOT_PLAIN)."""
 
 
 @dataclass
@@ -37,7 +34,13 @@ class Loaded:
     _document: Document | None = field(default=None, repr=False)
 
     def document(self) -> Document:
+        """The data with the position of every value: a file read as JSON (all but those parse_yaml read) gets
+        them from json_positions, which gives what parse_yaml gives without loading the YAML parser."""
         if self._document is None:
+            positions = json_positions(self.text, self.file)
+            if positions is not None:
+                self._document = Document(self.data, self.file, positions)
+                return self._document
             try:
                 self._document = parse_yaml(self.text, self.file)
             except InputError:

@@ -73,7 +73,9 @@ class SystemDevices:
 
 
 def log_samples(run: RunData, problem: Problem) -> int | None:
-    """Samples the log says the run processed: its blocks' counts (throughput) or the last evaluation's."""
+    """Samples the log says the run processed: its blocks' counts (throughput) or the last evaluation's; without a
+    count there, the highest epoch counter where the spec says it counts samples (mlperf.epoch_num); else the last
+    evaluation's step_num x the logged global_batch_size; else epochs x the training set."""
     if run.log is None:
         return None
     if problem.kind == "throughput":
@@ -84,16 +86,59 @@ def log_samples(run: RunData, problem: Problem) -> int | None:
     count = evaluations[-1].metadata.get("samples_count") if evaluations else None
     if is_int(count) and count >= 0:
         return count
+    if problem.epoch_num == "samples":
+        return log_counted_samples(run.log)
     epochs = log_epochs(run.log)
-    return round(epochs * problem.train_samples) if epochs is not None else None
+    by_epochs = round(epochs * problem.train_samples) if epochs is not None else None
+    stepped = step_samples(run.log, evaluations[-1].metadata, by_epochs) if evaluations else None
+    return stepped if stepped is not None else by_epochs
+
+
+STEP_SAMPLES_TOLERANCE = 0.1
+"""How far steps x global batch may lie from epochs x the training set and still be read as a step count."""
+
+
+def step_samples(log: ParsedLog, metadata: dict[str, Any], by_epochs: int | None) -> int | None:
+    """The evaluation's step_num x the log's global_batch_size, as MLPerf HPC DeepCAM logs steps; None elsewhere.
+
+    DeepCAM's reference and NVIDIA's implementation log global_batch_size as the local batch x the ranks and
+    count a step per local batch, so this holds with any gradient_accumulation_frequency. An epoch there is
+    not the whole training set: the ranks drop the rest of their shards (NVIDIA's dgxa100_n256, HPC v2.0: 58
+    steps x 2,048 = 118,784 samples an epoch, 2.0% under the 121,266 of `train_samples`). Read only where the
+    evaluation names its epoch beside the step (older MLPerf logs put a count in step_num instead of an epoch)
+    and the product lies within STEP_SAMPLES_TOLERANCE of epochs x the training set.
+    """
+    step = metadata.get("step_num")
+    batch = log.first("global_batch_size")
+    size = batch.value if batch is not None else None
+    if not (is_int(step) and step > 0 and is_int(size) and size > 0 and is_number(metadata.get("epoch_num"))):
+        return None
+    samples = int(step) * int(size)
+    if by_epochs is None or abs(samples - by_epochs) > STEP_SAMPLES_TOLERANCE * by_epochs:
+        return None
+    return samples
+
+
+MAX_EPOCHS = 1e9
+"""An epoch counter at or above this is not read as epochs (no sample count is made of a broken log's counter)."""
+MAX_COUNTED_SAMPLES = 2**63 - 1
+"""The most samples a counter of samples is read as: a signed 64-bit count."""
 
 
 def log_epochs(log: ParsedLog) -> float | None:
     """Epochs trained up to run_stop: the highest epoch an evaluation, epoch or block names (counted from 1)."""
-    return log.derived(_log_epochs)
+    counter = log.derived(_log_counter)
+    return counter if counter is not None and counter < MAX_EPOCHS else None
 
 
-def _log_epochs(log: ParsedLog) -> float | None:
+def log_counted_samples(log: ParsedLog) -> int | None:
+    """Samples trained up to run_stop, from a log whose epoch counter counts samples (spec mlperf.epoch_num:
+    samples, as MLPerf's BERT logs count sequences and its GPT-3 logs tokens)."""
+    counter = log.derived(_log_counter)
+    return round(counter) if counter is not None and counter <= MAX_COUNTED_SAMPLES else None
+
+
+def _log_counter(log: ParsedLog) -> float | None:
     stop = log.first("run_stop")
     last = stop.line if stop is not None else math.inf
     found: list[tuple[int, float]] = []  # (line, epoch) up to run_stop, from the log's index by key
@@ -111,7 +156,7 @@ def _log_epochs(log: ParsedLog) -> float | None:
             found.append((event.line, float(meta["first_epoch_num"]) + float(meta["epoch_count"]) - 1))
     values = [epoch for _, epoch in sorted(found)]  # file order, as max() of equal values takes the first
     best = max(values) if values else None
-    return best if best is not None and 0 <= best < 1e9 else None
+    return best if best is not None and best >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -157,22 +202,29 @@ class EvidenceCheck:
         return samples
 
     def check_eval_samples(self, run: RunData) -> bool:
-        """Each evaluation's samples_count is epoch x the training set, within a global batch per epoch."""
+        """Each evaluation's samples_count is what its epoch_num counts (epochs x the training set, or the samples
+        where the spec says so), within a global batch per epoch."""
         assert run.log is not None
-        batch = self.problem.samples_per_step or 0
+        problem = self.problem
+        batch = problem.samples_per_step or 0
         previous = 0
-        for event in run.log.all(self.problem.eval_key):
+        for event in run.log.all(problem.eval_key):
             count, epoch = event.metadata.get("samples_count"), event.metadata.get("epoch_num")
             if not is_int(count) or not isinstance(epoch, (int, float)) or isinstance(epoch, bool):
                 continue
-            expected = epoch * self.problem.train_samples
-            slack = max(1.0, epoch) * batch
+            expected = problem.counter_samples(epoch)
+            slack = max(1.0, expected / problem.train_samples) * batch
             if count < previous or abs(count - expected) > slack:
+                counted = (
+                    "samples"
+                    if problem.epoch_num == "samples"
+                    else f"epochs x {problem.train_samples} training samples"
+                )
                 self.findings.add(
                     "SB-ACC-001",
                     self.log_file(run),
-                    f"expected samples_count {expected:.0f} at epoch {epoch:g} (epochs x {self.problem.train_samples} "
-                    f"training samples, within {slack:.0f}) and never decreasing, found {count}",
+                    f"expected samples_count {expected:.0f} at epoch {epoch:g} ({counted}, within {slack:.0f}) "
+                    f"and never decreasing, found {count}",
                     line=event.line,
                     json_path="metadata.samples_count",
                 )

@@ -74,6 +74,8 @@ class Tree:
     only: str | None = None
     kept: dict[str, bytes] = field(default_factory=dict, repr=False)
     """Small files digest() read whole, kept until read() takes them: one read and one hash per file."""
+    _listing: tuple[int, int, dict[str, tuple[list[str], list[str]]]] | None = field(default=None, repr=False)
+    """children()'s index of the listing, with the number of files and folders it was built from."""
 
     @classmethod
     def scan(cls, root: Path, limits: Limits, findings: Findings, only: str | None = None) -> Tree:
@@ -83,13 +85,20 @@ class Tree:
         return tree
 
     def children(self, rel_dir: str) -> tuple[list[str], list[str]]:
-        """Names of the files and of the folders directly inside a listed folder."""
-        prefix = f"{rel_dir}/" if rel_dir else ""
+        """Names of the files and of the folders directly inside a listed folder.
 
-        def direct(paths: set[str] | dict[str, FileEntry]) -> list[str]:
-            return sorted(p[len(prefix) :] for p in paths if p.startswith(prefix) and "/" not in p[len(prefix) :])
-
-        return direct(self.files), direct(self.dirs)
+        From an index of the whole listing by folder, built once (again if the listing grew): a submission
+        of hundreds of runs asks for every run's folder, and a pass over all paths each time was quadratic.
+        """
+        if self._listing is None or self._listing[:2] != (len(self.files), len(self.dirs)):
+            index: dict[str, tuple[list[str], list[str]]] = {}
+            for kind, paths in enumerate((self.files, self.dirs)):
+                for path in paths:
+                    parent, _, name = path.rpartition("/")
+                    index.setdefault(parent, ([], []))[kind].append(name)
+            self._listing = (len(self.files), len(self.dirs), index)
+        files, dirs = self._listing[2].get(rel_dir, ([], []))
+        return sorted(files), sorted(dirs)
 
     def _walk(self, rel_dir: str, depth: int) -> None:
         try:

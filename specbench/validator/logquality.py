@@ -47,7 +47,8 @@ class QualityCheck:
 
     def train_samples(self, spec: ResolvedSpec) -> float | None:
         """The training set's size as the log states it (else the spec's): MLPerf logs that count evaluations in
-        samples (samples_count) rather than epochs are read in epochs of this size."""
+        samples (samples_count, or an epoch_num the spec's mlperf.epoch_num says counts samples) rather than
+        epochs are read in epochs of this size."""
         event = self.check.log.first("train_samples")
         if event is not None and is_number(event.value) and event.value > 0:
             return float(event.value)
@@ -58,6 +59,7 @@ class QualityCheck:
         assert quality is not None
         evaluations = []
         train = self.train_samples(spec)
+        counts_samples = spec.spec.mlperf is not None and spec.spec.mlperf.epoch_num == "samples"
         events = self.check.log.all(quality.log_key)
         shared = self.mlperf and any(
             str(e.metadata.get("metric", "")).lower() == quality.metric.lower() for e in events
@@ -69,6 +71,8 @@ class QualityCheck:
                 continue  # another metric under the same key (stable_diffusion logs FID and CLIP): MLPerf's rules judge it
             if self.mlperf and not is_number(epoch) and is_number(event.metadata.get("samples_count")) and train:
                 epoch = event.metadata["samples_count"] / train
+            elif counts_samples and is_number(epoch) and train:
+                epoch = epoch / train
             if metric is not None and metric != quality.metric and not shared:
                 self.check.add(
                     "SB-EQV-003",

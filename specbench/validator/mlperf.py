@@ -67,6 +67,14 @@ def dialect_for(record: ImportRecord | None, bench: BenchmarkData) -> MlperfDial
     return MlperfDialect(record.source.ruleset, expected, division, usage)
 
 
+def is_weak_scaling(record: ImportRecord | None, bench: BenchmarkData) -> bool:
+    """Whether an imported benchmark is an MLPerf HPC weak-scaling folder (import.json's `scaling_mode: weak`)."""
+    dialect = dialect_for(record, bench)
+    if record is None or dialect is None or dialect.usage != "hpc":
+        return False
+    return record.benchmarks[bench.name].scaling_mode == "weak"
+
+
 def check_import(ctx: Context, record: ImportRecord, loaded: Loaded, benchmarks: Iterable[BenchmarkData]) -> None:
     """The record against the submission: every benchmark and run listed, each log the MLPerf log verbatim."""
     findings = ctx.findings

@@ -235,6 +235,9 @@ class BenchmarkData:
     runs: list[RunData] = field(default_factory=list)
     mlperf_scaling_factor: float | None = None
     """An imported MLPerf benchmark's scaling.json factor (MLPerf's published time = olympic mean x it)."""
+    mlperf_weak_scaling: bool = False
+    """An imported MLPerf HPC weak-scaling folder: its runs are model instances trained at once, scored together
+    as models per minute (import.json's `published`), never as a time to train."""
 
     def summary(self) -> dict[str, Any]:
         return {

@@ -85,8 +85,17 @@ def _series(runs: Iterable[RunData]) -> list[tuple[RunData, SeriesFacts]]:
     return [(run, facts) for run in runs if run.power is not None for facts in run.power.series]
 
 
-def check_copies(findings: Findings, runs: list[RunData], digests: dict[str, tuple[str, int]]) -> None:
-    """Byte-identical logs, runs that start at the same instant, power series with identical readings."""
+def check_copies(
+    findings: Findings,
+    runs: list[RunData],
+    digests: dict[str, tuple[str, int]],
+    concurrent: frozenset[str] = frozenset(),
+) -> None:
+    """Byte-identical logs, runs that start at the same instant, power series with identical readings.
+
+    Runs whose folder is in `concurrent` (model instances of an MLPerf HPC weak-scaling result, trained at
+    once) may start at the same instant; a copy among them is still one.
+    """
     seen_logs: dict[str, RunData] = {}
     starts: dict[float, RunData] = {}
     for run in runs:
@@ -99,7 +108,9 @@ def check_copies(findings: Findings, runs: list[RunData], digests: dict[str, tup
             )
         elif digest is not None:
             seen_logs[digest[0]] = run
-        if run.run_start_ms is not None and run.run_start_ms in starts:
+        if run.run_start_ms is None or run.folder in concurrent:
+            continue
+        if run.run_start_ms in starts:
             first = starts[run.run_start_ms]
             findings.add(
                 "SB-PRV-002",
@@ -107,7 +118,7 @@ def check_copies(findings: Findings, runs: list[RunData], digests: dict[str, tup
                 f"expected runs one after another, found run_start at the same time_ms {run.run_start_ms:.0f} as "
                 f"{first.folder}",
             )
-        elif run.run_start_ms is not None:
+        else:
             starts[run.run_start_ms] = run
     prints: dict[int, tuple[RunData, SeriesFacts]] = {}
     for run, facts in _series(runs):
@@ -159,5 +170,6 @@ def check_provenance(
     for run in runs:
         check.check_meters(run)
         check.check_accelerators(run)
-    check_copies(findings, runs, digests)
+    concurrent = frozenset(run.folder for bench in benchmarks if bench.mlperf_weak_scaling for run in bench.runs)
+    check_copies(findings, runs, digests, concurrent)
     check_counters(findings, runs)

@@ -11,7 +11,11 @@
   characters kept, left out;
 - a log's derived values are computed once;
 - a source file is read to its size, not to its bound first: the same bytes, and the same refusal
-  of a file over the bound, also of one that grew after its size was taken.
+  of a file over the bound, also of one that grew after its size was taken;
+- MLLOG events decoded without the duplicate-key hook (parse_json_records) give what parse_json_text
+  gives, value or error, also where a key repeats at any depth or strings hold ':' and '{';
+- the positions of a JSON file's values (json_positions) are those the YAML parser gives, in every
+  layout json.dumps writes, and a file read as JSON is located so.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from mlperf_support import corpus
 from specbench.errors import InputError
 from specbench.files import write_manifest
 from specbench.formats.mllog import LogEvent, ParsedLog, _event, parse_line, parse_log
+from specbench.formats.strictjson import parse_json_records, parse_json_text
 from specbench.mlperf.report import plain_table
 from specbench.mlperf.staging import Staging
-from specbench.spec.yamlio import MAX_DEPTH, parse_yaml
+from specbench.spec.yamlio import MAX_DEPTH, json_positions, parse_yaml
 from specbench.validator.documents import _NOT_PLAIN, _json_document
 from specbench.validator.evidence import log_epochs
 
@@ -257,3 +262,175 @@ def test_a_source_file_that_grew_is_read_on_to_its_bound(tmp_path: Path, monkeyp
     grown = 200
     with pytest.raises(source.SourceError, match="larger than 100 bytes"):
         source.read_bytes(path)
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["1e999", "-1e999", "NaN", "0.5e-3", "12345678901234567890"]).map(lambda t: _Raw(t))
+    | st.text(alphabet=st.sampled_from(["a", ":", "{", "}", '"', "\\", "\u00e9", "\n", "k"]), max_size=6)
+)
+"""Scalars of MLLOG values, strings full of the characters counted, and number texts each path must refuse alike."""
+
+
+class _Raw(str):
+    """A JSON text written as it is (a number out of range, a constant JSON does not allow)."""
+
+
+def _render(value: Any) -> str:
+    """JSON text of a value in which an object is a list of (key, value) pairs: keys may repeat."""
+    if isinstance(value, _Raw):
+        return str(value)
+    if isinstance(value, _Pairs):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_render(v)}" for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_render, value)) + "]"
+    return json.dumps(value)
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    pass
+
+
+KEYS = st.sampled_from(["namespace", "time_ms", "key", "value", "metadata", "file", "a:b", "{"])
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(KEYS, inner), max_size=4).map(_Pairs),
+    max_leaves=12,
+)
+RECORDS = st.lists(st.lists(st.tuples(KEYS, VALUES), max_size=7).map(_Pairs) | VALUES, max_size=6)
+
+
+def _outcome(parse: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "value", parse(text)
+    except (ValueError, RecursionError) as err:
+        return type(err).__name__, str(err)
+
+
+@settings(max_examples=600, deadline=None)
+@given(RECORDS, st.sampled_from(["", " ", "\n", " x"]))
+def test_records_decode_as_the_strict_reader(records: list[Any], after: str) -> None:
+    text = _render(records) + after
+    fast = _outcome(lambda t: parse_json_records(t, ("value", "metadata")), text)
+    assert fast == _outcome(parse_json_text, text)
+    assert fast == _outcome(lambda t: parse_json_records(t, ("metadata", "metadata")), text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"key": 1, "key": 2}]',
+        '[{"key": 1, "metadata": {"file": "a", "file": "b"}}]',
+        '[{"key": 1, "value": {"a": {"b": 1, "b": 2}}}]',
+        '[{"key": 1, "value": [{"b": 1, "b": 2}]}]',
+        '[{"key": "x:y", "key": 2}]',  # the repeated key's ':' made up by one in a string: still found
+        '[{"key": "{", "value": {"a": 1, "a": 2}}]',
+    ],
+)
+def test_a_repeated_key_is_refused_at_any_depth(text: str) -> None:
+    with pytest.raises(ValueError, match="duplicate key"):
+        parse_json_records(text, ("value", "metadata"))
+
+
+def test_corpus_events_take_the_path_without_the_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specbench.formats import strictjson
+
+    calls: list[int] = []
+    real = strictjson.parse_json_text
+
+    def counted(text: str) -> Any:
+        calls.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(strictjson, "parse_json_text", counted)
+    logs = sorted(corpus().parent.rglob("result_*.txt"))[:40]
+    assert logs
+    for path in logs:
+        parse_log.__wrapped__(path.read_text(errors="replace"))  # type: ignore[attr-defined]
+    assert calls == []
+
+
+LAYOUTS = [
+    {"indent": 2},
+    {"indent": None},
+    {"indent": None, "separators": (",", ":")},
+    {"indent": 4, "ensure_ascii": False},
+    {"indent": 1, "separators": (",", ": ")},
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=8), JSON, max_size=6),
+    st.sampled_from(LAYOUTS),
+    st.sampled_from(["", "\n", "\n\n"]),
+    st.booleans(),
+)
+def test_json_positions_are_the_yaml_parsers(
+    data: dict[str, Any], layout: dict[str, Any], end: str, crlf: bool
+) -> None:
+    text = json.dumps(data, **layout) + end
+    text = text.replace("\n", "\r\n") if crlf else text
+    found = json_positions(text, "f.json")
+    if layout.get("ensure_ascii", True):
+        assert found is not None  # what the importer writes takes this path
+    if found is not None:
+        assert found == parse_yaml(text, "f.json").positions
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":\t1}',
+        '{"a" : 1}',
+        '{"a"\n: 1}',
+        '{"' + "k" * 1100 + '": 1}',
+        '{"a": "\u2028"}'.replace("\\u2028", "\u2028"),
+        '{"a": 1,}',
+        '{"a": 1} x',
+        '{"a": 01}',
+        "{a: 1}",
+        "",
+    ],
+)
+def test_what_yaml_may_read_otherwise_is_left_to_it(text: str) -> None:
+    assert json_positions(text, "f.yaml") is None
+
+
+def test_json_positions_stop_where_the_yaml_parser_refuses() -> None:
+    from specbench.spec.yamlio import MAX_EXPANDED_NODES
+
+    deep: Any = 1
+    for _ in range(MAX_DEPTH):
+        deep = {"a": deep}
+    many = list(range(MAX_EXPANDED_NODES - 3))  # with the root, its key and the list: the most YAML reads
+    for text, refused in [
+        (json.dumps(deep), False),
+        (json.dumps({"a": deep}), True),
+        (json.dumps({"a": many}), False),
+        (json.dumps({"a": [*many, 0]}), True),
+        ("[1]", True),
+    ]:
+        found = json_positions(text, "f.json")
+        if refused:
+            assert found is None
+            with pytest.raises(InputError):
+                parse_yaml(text)
+        else:
+            assert found == parse_yaml(text, "f.json").positions
+
+
+def test_a_file_read_as_json_is_located_as_the_yaml_parser_locates_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specbench.validator import documents
+    from specbench.validator.documents import Loaded
+
+    text = json.dumps({"layers": {"hardware": {"accelerator_model": "X", "accelerator_count": 8}}}, indent=2)
+    monkeypatch.setattr(documents, "parse_yaml", lambda *_: pytest.fail("the YAML parser was loaded"))
+    path = ("layers", "hardware", "accelerator_count")
+    located = Loaded(json.loads(text), "system.yaml", text, is_yaml=True).locate(*path)
+    assert located == {"line": 5, "column": 28, "json_path": "layers.hardware.accelerator_count"}
+    monkeypatch.undo()
+    assert (parse_yaml(text).locate(path).line, parse_yaml(text).locate(path).column) == (5, 28)

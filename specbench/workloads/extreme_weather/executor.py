@@ -30,6 +30,7 @@ from specbench.run.training import cosine_decay, linear_warmup
 from specbench.spec.resolve import ResolvedSpec
 from specbench.workloads.conv import CONV_OPTIONS, set_backends, wrap_model
 from specbench.workloads.conv import memory_format as conv_memory_format
+from specbench.workloads.extreme_weather.deepcam_reference import DeepCamReference
 from specbench.workloads.extreme_weather.deeplab import DeepLabV3Plus
 from specbench.workloads.training import backward_step, mixed_precision, optimizer_kernel, set_learning_rate
 
@@ -68,6 +69,30 @@ def _variant(resolved: ResolvedSpec, config: RunConfig) -> dict[str, Any]:
             f"--set model={name}: spec {resolved.spec.id!r} has the variants {', '.join(workload.variants)}"
         )
     return dict(workload.variants[name].params)
+
+
+REFERENCE_NETWORK = "mlperf-deepcam-reference"
+"""A variant's `network` parameter that selects MLPerf HPC DeepCAM's reference network (deepcam_reference)."""
+
+
+def build_model(params: dict[str, Any], classes: int) -> torch.nn.Module:
+    """The variant's network: MLPerf's DeepCAM reference where `network` names it, else specbench's DeepLabv3+."""
+    if _network(params) == REFERENCE_NETWORK:
+        return DeepCamReference(CHANNELS, classes)
+    return DeepLabV3Plus(
+        str(params.get("backbone", "resnet50")),
+        CHANNELS,
+        classes,
+        aspp_channels=int(params.get("aspp_channels", 256)),
+        low_level_channels=int(params.get("low_level_channels", 48)),
+    )
+
+
+def _network(params: dict[str, Any]) -> str | None:
+    network = params.get("network")
+    if network is not None and network != REFERENCE_NETWORK:
+        raise UsageError(f"variant network {network!r}: expected {REFERENCE_NETWORK!r} or no network parameter")
+    return None if network is None else str(network)
 
 
 Fields = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, str]
@@ -183,7 +208,7 @@ class ExtremeWeatherExecutor(Executor):
                 f"the extreme-weather executor trains with Adam or AdamW (torch has no LAMB); "
                 f"the configuration asks for opt_name {optimizer!r}: --set opt_name=AdamW"
             )
-        _variant(resolved, config)
+        _network(_variant(resolved, config))
         betas = config.hyperparameters.get("opt_betas", DEFAULTS["opt_betas"])
         if not (isinstance(betas, list) and len(betas) == 2):
             raise UsageError(f"opt_betas: expected two numbers, found {betas!r}")
@@ -221,14 +246,7 @@ class ExtremeWeatherExecutor(Executor):
         precision = ctx.settings.get("precision") or "fp32"
         set_backends(ctx.device, precision)
         memory_format = conv_memory_format(ctx)
-        variant = _variant(ctx.resolved, ctx.config)
-        model: torch.nn.Module = DeepLabV3Plus(
-            str(variant.get("backbone", "resnet50")),
-            CHANNELS,
-            spec.workload.dataset.num_classes or CLASSES,
-            aspp_channels=int(variant.get("aspp_channels", 256)),
-            low_level_channels=int(variant.get("low_level_channels", 48)),
-        ).to(device)
+        model = build_model(_variant(ctx.resolved, ctx.config), spec.workload.dataset.num_classes or CLASSES).to(device)
         model = model.to(memory_format=memory_format)
         batch = int(ctx.hyperparameters["global_batch_size"])
         if batch % ctx.dist.world:
