@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -90,14 +91,11 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
             "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
         )
     if compile_mode != "none":
-        options = (
-            {"coordinate_descent_tuning": True} if ctx.settings.get("kernel_tuning") == "coordinate-descent" else {}
-        )
-        if options:
-            # torch.compile takes either a mode or options: the mode's own options, then ours on top.
+        if ctx.settings.get("kernel_tuning") == "coordinate-descent":
+            # torch.compile takes either a mode or options: the mode's own options, then the tuning on top.
             import torch._inductor as inductor
 
-            options = {**inductor.list_mode_options(compile_mode), **options}
+            options: dict[str, Any] = {**inductor.list_mode_options(compile_mode), "coordinate_descent_tuning": True}
             model = torch.compile(model, options=options)  # type: ignore[assignment]
         else:
             model = torch.compile(model, mode=None if compile_mode == "default" else compile_mode)  # type: ignore[assignment]
