@@ -99,7 +99,9 @@ def check_resumed(args: list[str], cwd: Path, run: Path, before: dict[str, Any],
 def test_ctrl_c_mid_run_is_recorded_and_the_next_execute_completes_the_submission(tmp_path: Path) -> None:
     out = tmp_path / "acme" / "box"
     run = out / SPEC / "run_1"
-    args = ["execute", SPEC, "--profile", "smoke", "--seed", "11", "--power", "none", "--out", str(out)]
+    # Batch 128 keeps the smoke run in training for seconds, so the signal lands inside it on a fast machine too.
+    args = ["execute", SPEC, "--profile", "smoke", "--seed", "11", "--power", "none", "--set", "global_batch_size=128"]
+    args += ["--out", str(out)]
     proc = start(args, tmp_path)
     try:
         wait_until(proc, lambda: training_state(run), "a run in training")

@@ -99,7 +99,12 @@ def _resnet50(run: RunContext, batch: int, precision: str) -> ByteCount:
 def _deeplab(run: RunContext, batch: int, precision: str) -> ByteCount:
     if not run.variant:
         raise ValueError(f"model variant {run.setting('model')!r} of the spec has no params (backbone, aspp_channels)")
-    backbone = str(run.variant.get("backbone", "resnet50"))
+    if "backbone" not in run.variant:
+        raise ValueError(
+            f"model variant {run.setting('model')!r} is not a DeepLabv3+ on a ResNet encoder: the roofline has no "
+            "layer table for it"
+        )
+    backbone = str(run.variant["backbone"])
     aspp = int(run.variant.get("aspp_channels", 256))
     image = _image_shape(run)
     layers = deeplab_layers(backbone, image, run.num_classes or 3, aspp, int(run.variant.get("low_level_channels", 48)))

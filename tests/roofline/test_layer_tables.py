@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 import torch
 
@@ -75,7 +78,11 @@ def test_deeplab_flops_equal_the_spec_for_every_variant(profile: str) -> None:
     workload = apply_profile(load_spec(find_spec("extreme-weather")), profile).workload
     shape = workload.dataset.sample_shape
     assert shape is not None and workload.dataset.num_classes is not None
-    for name, variant in workload.variants.items():
+    tabled = {name: v for name, v in workload.variants.items() if "backbone" in v.params}
+    # The MLPerf reference network has no layer table; its FLOPs are counted from the module
+    # (tests/test_extreme_weather.py), and the roofline refuses it (test below).
+    assert set(workload.variants) - set(tabled) == {"mlperf-reference"}
+    for name, variant in tabled.items():
         params = variant.params
         image = (shape[0], shape[1], shape[2])
         layers = deeplab_layers(
@@ -131,3 +138,17 @@ def test_optimizer_state_is_shared_by_the_samples_of_a_step() -> None:
     assert set(OPTIMIZER_BYTES_PER_PARAM) == {"sgd", "lars", "adam", "adamw"}
     with pytest.raises(ValueError, match=r"no byte count for optimizer 'lamb' \(known: sgd, lars, adam, adamw\)"):
         training_bytes_per_sample(layers, 4, 16, mixed=False, optimizer="lamb")
+
+
+def test_the_roofline_refuses_a_deeplab_variant_without_a_layer_table() -> None:
+    from types import SimpleNamespace
+
+    from specbench.roofline.bytemodels import BYTE_MODELS, RunContext
+
+    result: Any = SimpleNamespace(settings={"model": "mlperf-reference"}, hyperparameters={})
+    run = RunContext(
+        Path("run_1"), result, "deeplabv3plus", [16, 768, 1152], 3, None, None,
+        variant={"network": "mlperf-deepcam-reference"},
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="'mlperf-reference' is not a DeepLabv3\\+ on a ResNet encoder"):
+        BYTE_MODELS.get("deeplabv3plus")(run, 8, "bf16")
