@@ -13,12 +13,16 @@ pytestmark = pytest.mark.needs("torch")
 
 
 def _ctx(**settings: Any) -> Any:
-    return SimpleNamespace(settings=settings, dist=SimpleNamespace(active=False), device="cpu")
+    return SimpleNamespace(
+        settings=settings, dist=SimpleNamespace(active=False), device="cpu", progress=SimpleNamespace(message=print)
+    )
 
 
 @pytest.fixture
-def compiled(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def compiled(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> list[dict[str, Any]]:
     import torch
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
 
     calls: list[dict[str, Any]] = []
 

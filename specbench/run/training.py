@@ -47,7 +47,9 @@ class TimedSteps:
 
 
 def warm_up(ctx: RunContext, steps: int, step: Callable[[], object], unit: str) -> None:
-    """Train `steps` untimed steps before the run's window opens, reporting each on the progress line."""
+    """Train `steps` untimed steps before the run's window opens, reporting each on the progress line, and how
+    long they took (torch.compile's compiling and tuning happen here)."""
+    started = time.perf_counter()
     for index in range(steps):
         step()
         ctx.progress.update(
@@ -58,6 +60,8 @@ def warm_up(ctx: RunContext, steps: int, step: Callable[[], object], unit: str) 
             unit=unit,
             power_w=ctx.power_now_w(),
         )
+    if steps:
+        ctx.progress.message(f"warm-up: {steps} steps in {time.perf_counter() - started:.1f} s")
 
 
 def timed_steps(ctx: RunContext, run: TimedSteps) -> RunOutcome:

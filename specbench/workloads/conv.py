@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from specbench.errors import UsageError
+from specbench.run.compilecache import describe, use_compile_cache
 from specbench.run.config import Option, Value
 from specbench.run.context import RunContext
 
@@ -56,7 +57,7 @@ CONV_OPTIONS = {
         "framework",
         "with compile_mode other than none, how inductor tunes its generated kernels: none (its heuristics) or "
         "coordinate-descent (each normalisation and elementwise kernel's block sizes timed on the device at "
-        "compile time; minutes on the first run, kept in inductor's cache for the next)",
+        "compile time; minutes on the first run, kept in the compile cache for the next: docs/execute.md)",
         ("none", "coordinate-descent"),
         "none",
         "none",
@@ -91,6 +92,7 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
             "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
         )
     if compile_mode != "none":
+        ctx.progress.message(describe(*use_compile_cache()))
         if ctx.settings.get("kernel_tuning") == "coordinate-descent":
             # torch.compile takes either a mode or options: the mode's own options, then the tuning on top.
             import torch._inductor as inductor

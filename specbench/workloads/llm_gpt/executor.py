@@ -18,6 +18,7 @@ import torch
 from specbench.data import tokens as tokdata
 from specbench.errors import UsageError
 from specbench.run.base import Executor, RunOutcome
+from specbench.run.compilecache import describe, use_compile_cache
 from specbench.run.config import RunConfig
 from specbench.run.context import RunContext
 from specbench.run.training import TimedSteps, timed_steps, warm_up
@@ -109,6 +110,8 @@ def _build(ctx: RunContext, plan: Plan, total_steps: int) -> State:
     restrict_sdpa(plan.attention)
     model = build_model(plan, ctx.hyperparameters, ctx.device)
     autocast, scaler = mixed_precision(ctx.device, plan.precision)
+    if plan.compile_mode != "none":
+        ctx.progress.message(describe(*use_compile_cache()))
     loss_fn = compile_regions(model, plan.compile_mode)
     wrapped = data_parallel(plan, model, loss_fn, ctx.dist, ctx.device) if ctx.dist.active else None
     optimizer = build_optimizer(wrapped if wrapped is not None else model, ctx.hyperparameters, plan)
