@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from specbench.power.rapl import RaplMeter
     from specbench.power.replay import ReplayMeter
     from specbench.power.run import MeasuredCommand, measure_command
-    from specbench.power.sampler import DEFAULT_INTERVAL_S, MIN_INTERVAL_S, PowerSampler
+    from specbench.power.sampler import DEFAULT_INTERVAL_S, PowerSampler
     from specbench.power.schedule import Clock, SystemClock
     from specbench.power.select import METERS, close_meters, open_meters, probe_meters
-    from specbench.power.trace import FORMAT, FORMAT_VERSION, Sample, Trace, read_trace
+    from specbench.power.trace import FORMAT, FORMAT_VERSION, MIN_INTERVAL_S, Sample, Trace, read_trace
     from specbench.power.window import Window
 
 _WHERE = {
@@ -55,7 +55,7 @@ _WHERE = {
     "FORMAT_VERSION": "specbench.power.trace",
     "HwmonMeter": "specbench.power.hwmon",
     "METERS": "specbench.power.select",
-    "MIN_INTERVAL_S": "specbench.power.sampler",
+    "MIN_INTERVAL_S": "specbench.power.trace",
     "MeasuredCommand": "specbench.power.run",
     "Meter": "specbench.power.base",
     "MeterUnavailable": "specbench.power.base",

@@ -26,6 +26,8 @@ from specbench.power.trace import (
     CSV_NAME,
     FORMAT,
     FORMAT_VERSION,
+    MAX_INTERVAL_S,
+    MIN_INTERVAL_S,
     CsvTraceWriter,
     Sample,
     write_metadata,
@@ -34,8 +36,6 @@ from specbench.power.trace import (
 from specbench.power.window import Window, iso_utc
 
 DEFAULT_INTERVAL_S = 0.1
-MIN_INTERVAL_S = 0.01
-MAX_INTERVAL_S = 60.0
 
 
 class PowerSampler:

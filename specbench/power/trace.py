@@ -37,6 +37,10 @@ COLUMNS = (
 WRITE_CHUNK_ROWS = 4096
 MARKS = ("", "start", "stop", "manual")
 """'' for a scheduled reading, 'start'/'stop' for a window edge, 'manual' for `sample_now()`."""
+MIN_INTERVAL_S = 0.01
+MAX_INTERVAL_S = 60.0
+"""The sampling periods the sampler takes (power.json's requested_period_s); here, so that the validator holds a
+trace to them without importing the sampler."""
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ Cardinality = Literal["exactly_one", "at_most_one", "at_least_one", "any"]
 
 
 class RuleBase(BaseModel):
-    """Fields every rule kind shares."""
+    """Fields every rule kind shares (each kind's validator built when first used, as `Strict`'s)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
     levels: list[Level] | None = Field(
         default=None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.physics import DeviceFacts, lookup
-from specbench.power.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S
+from specbench.power.trace import MAX_INTERVAL_S, MIN_INTERVAL_S
 from specbench.spec.models import LayerName
 from specbench.spec.system import SystemDescription
 from specbench.validator.powerfile import PowerJson, Sampling

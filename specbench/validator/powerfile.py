@@ -33,9 +33,10 @@ Scope = Annotated[str, AfterValidator(_scope)]
 
 
 class Typed(BaseModel):
-    """A part of power.json: unknown keys are errors, no value is coerced, numbers are finite."""
+    """A part of power.json: unknown keys are errors, no value is coerced, numbers are finite (validator built
+    when first used, as `Strict`'s)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True, defer_build=True)
 
 
 class DeviceEntry(Typed):

@@ -274,18 +274,38 @@ def _number(cell: str, kind: Callable[[str], Any]) -> tuple[Any, str | None]:
 
 
 def _group(columns: Columns, lines: list[int] | None) -> dict[str, Series]:
+    """Each device's rows: every n-th row (a sweep of n devices per row group), a run of rows each (a trace
+    written device by device, as an imported MLPerf one is), else the rows that name it."""
     devices = columns["device"]
     order = list(dict.fromkeys(devices))
     n, total = len(order), len(devices)
     out: dict[str, Series] = {}
     periodic = n > 0 and devices[:n] == order and devices[n:] == devices[:-n]
+    blocks = None if periodic else _blocks(devices, order)
     for k, device in enumerate(order):
         if periodic:
             taken = {name: columns[name][k::n] for name in SERIES_COLUMNS}
             rows = list(range(k, total, n))
+        elif blocks is not None:
+            start, stop = blocks[k], blocks[k + 1]
+            taken = {name: columns[name][start:stop] for name in SERIES_COLUMNS}
+            rows = list(range(start, stop))
         else:
             mask = list(map(device.__eq__, devices))
             taken = {name: list(compress(columns[name], mask)) for name in SERIES_COLUMNS}
             rows = list(compress(range(total), mask))
         out[device] = Series(device, rows=rows, **taken)
     return out
+
+
+def _blocks(devices: list[str], order: list[str]) -> list[int] | None:
+    """Where each device's rows start (in `order`, the order they first appear) and where the last one's end, when
+    every device's rows are one run; else None."""
+    starts = [0]
+    for device in order[1:]:
+        starts.append(devices.index(device, starts[-1]))
+    starts.append(len(devices))
+    for k, device in enumerate(order):
+        if devices[starts[k] : starts[k + 1]] != [device] * (starts[k + 1] - starts[k]):
+            return None
+    return starts
