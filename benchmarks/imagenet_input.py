@@ -164,12 +164,17 @@ def energy_between(run_dir: Path, t0: float, t1: float) -> float | None:
     return total
 
 
+def batch_sets(batch: int) -> list[str]:
+    """The global batch and the learning rate resnet50's scaling rule gives it (0.256 at 256)."""
+    return [f"global_batch_size={batch}", f"base_learning_rate={0.256 * batch / 256:g}"]
+
+
 def real_run(
-    work: Path, tree: Any, epochs: int, device: str, smoke: bool, compile_mode: str, extra: list[str]
+    work: Path, tree: Any, epochs: int, device: str, smoke: bool, compile_mode: str, batch: int, extra: list[str]
 ) -> dict[str, Any]:
     spec = derived_spec(work / "resnet50-jpeg-tree.yaml", tree, epochs, smoke)
     power = ["--power", "none"] if smoke else ["--power", "nvml"]
-    sets = [*([] if smoke else [*SETS, f"compile_mode={compile_mode}"]), *extra]
+    sets = [*([] if smoke else [*SETS, f"compile_mode={compile_mode}", *batch_sets(batch)]), *extra]
     out = work / "real" / "specbench" / device
     argv = [str(spec), "--data", str(tree.root), "--device", device, *power, "--runs", "1", "--out", str(out)]
     command, notes = execute([*argv, *(a for s in sets for a in ("--set", s))], ok=(0, 1))
@@ -195,10 +200,12 @@ def real_run(
     }
 
 
-def synthetic_run(work: Path, device: str, smoke: bool, compile_mode: str) -> dict[str, Any]:
+def synthetic_run(
+    work: Path, device: str, smoke: bool, compile_mode: str, batch: int, extra: list[str]
+) -> dict[str, Any]:
     out = work / "synthetic" / "specbench" / device
     power = ["--power", "none", "--profile", "smoke"] if smoke else ["--power", "nvml"]
-    sets = [] if smoke else [*SETS, f"compile_mode={compile_mode}", "global_batch_size=256"]
+    sets = [*([] if smoke else [*SETS, f"compile_mode={compile_mode}", f"global_batch_size={batch}"]), *extra]
     argv = ["caraml-resnet50", "--device", device, *power, "--runs", "1", "--out", str(out)]
     command, _ = execute([*argv, *(a for s in sets for a in ("--set", s))])
     result = json.loads((out / "caraml-resnet50" / "run_1" / "result.json").read_text())
@@ -228,6 +235,20 @@ def main() -> None:
         choices=("default", "reduce-overhead"),
         help="torch.compile mode of both executor runs (reduce-overhead: CUDA graphs, so that the training "
         "thread launches a step in a few calls and the pipeline's threads cannot delay it)",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=256,
+        help="global batch of both executor runs (the spec's scaling rule sets the rate)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="both_set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one more --set for both executor runs (e.g. kernel_tuning=coordinate-descent); repeatable",
     )
     parser.add_argument(
         "--real-set",
@@ -269,10 +290,12 @@ def main() -> None:
         alone["in-process probe"] = probe(tree, 256, sorted({8, workers_per_process()}), [2, 4])
     _show(alone)
     save(loaders_alone=alone)
-    synthetic = synthetic_run(work, device, args.smoke, args.compile_mode)
+    synthetic = synthetic_run(work, device, args.smoke, args.compile_mode, args.batch, args.both_set)
     save(synthetic=synthetic)
     epochs = 2 if args.smoke else args.epochs
-    real = real_run(work, tree, epochs, device, args.smoke, args.compile_mode, args.real_set)
+    real = real_run(
+        work, tree, epochs, device, args.smoke, args.compile_mode, args.batch, [*args.both_set, *args.real_set]
+    )
     ratio = real["images_per_s"] / synthetic["images_per_s"]
     for name, row in (("synthetic (caraml-resnet50)", synthetic), ("real --data (epochs 2..)", real)):
         j = row["j_per_image"]

@@ -32,13 +32,15 @@ for p in sorted(pathlib.Path(sys.argv[1]).glob("**/result.json")):
     print(f"   {r['throughput']['samples_per_s']:.1f} img/s, median step {r['throughput'].get('step_time_s_median')} s, {r['power'].get('mean_power_w')} W")
 PY
 }
-gpt() {  # NAME LIMIT [ENV...]
+gpt() {  # NAME LIMIT [ENV...]; GPT_SETS (default: global and micro-batch 16, cuDNN attention)
     local name=$1 limit=$2
     shift 2
-    echo "== $name $(date -u +%H:%M:%S) $*"
+    local sets=${GPT_SETS:-"global_batch_size=16 micro_batch_size=16 attention=cudnn"}
+    echo "== $name $(date -u +%H:%M:%S) $sets $*"
     local t0=$SECONDS
+    # shellcheck disable=SC2046
     env "$@" timeout "$limit" python3 -m specbench.cli execute llm-gpt --device cuda --power nvml --runs 1 \
-        --set global_batch_size=16 --set micro_batch_size=16 --set attention=cudnn --set compile_mode=default \
+        $(printf -- '--set %s ' $sets) --set compile_mode=default \
         --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "   exit $? in $((SECONDS - t0)) s"
     python3 - "$OUT/$name" <<'PY'
@@ -68,6 +70,14 @@ for what in "$@"; do
         tar czf "$OUT/inductor.tgz" -C ~/.cache/specbench inductor
         echo "== pack: $(find ~/.cache/specbench/inductor -type f | wc -l) files, $(du -sh ~/.cache/specbench/inductor | cut -f1) -> $(du -h "$OUT/inductor.tgz" | cut -f1)" ;;
     r400_graphs_tuned) resnet r400_graphs_tuned 400 "400 --set kernel_tuning=coordinate-descent" reduce-overhead ;;
+    gpt_g64m16) GPT_SETS="global_batch_size=64 micro_batch_size=16 attention=cudnn" gpt gpt_g64m16 200 ;;
+    gpt_g64m32) GPT_SETS="global_batch_size=64 micro_batch_size=32 attention=cudnn" gpt gpt_g64m32 200 ;;
+    gpt_flash) GPT_SETS="global_batch_size=16 micro_batch_size=16 attention=flash" gpt gpt_flash 150 ;;
+    imagenet_bs400)
+        echo "== imagenet_bs400 $(date -u +%H:%M:%S)"
+        timeout 400 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree --out "$OUT/imagenet_input_h200_bs400.json" \
+            --work /tmp/work --no-probe --epochs 4 --batch 400 --compile-mode reduce-overhead >"$OUT/imagenet_bs400.txt" 2>&1
+        echo "   exit $?"; tail -4 "$OUT/imagenet_bs400.txt" ;;
     *) echo "unknown step $what" ;;
     esac
 done
