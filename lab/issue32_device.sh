@@ -78,6 +78,12 @@ for what in "$@"; do
         timeout 400 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree --out "$OUT/imagenet_input_h200_bs400.json" \
             --work /tmp/work --no-probe --epochs 4 --batch 400 --compile-mode reduce-overhead >"$OUT/imagenet_bs400.txt" 2>&1
         echo "   exit $?"; tail -4 "$OUT/imagenet_bs400.txt" ;;
+    imagenet_bs400_tuned)
+        echo "== imagenet_bs400_tuned $(date -u +%H:%M:%S)"
+        timeout 550 python3 -u benchmarks/imagenet_input.py --tree /tmp/tree --out "$OUT/imagenet_input_h200_bs400_tuned.json" \
+            --work /tmp/work --no-probe --epochs 4 --batch 400 --compile-mode reduce-overhead \
+            --set kernel_tuning=coordinate-descent >"$OUT/imagenet_bs400_tuned.txt" 2>&1
+        echo "   exit $?"; tail -4 "$OUT/imagenet_bs400_tuned.txt" ;;
     *) echo "unknown step $what" ;;
     esac
 done

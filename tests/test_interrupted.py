@@ -33,7 +33,21 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     """`specbench ARGS` in its own process group (as a shell's job), its output into files beside the test."""
     out, err = (cwd / "execute.out").open("wb"), (cwd / "execute.err").open("wb")
     command = [sys.executable, "-m", "specbench.cli", *args]
-    return subprocess.Popen(command, stdout=out, stderr=err, env=cli_env(), cwd=cwd, start_new_session=True)
+    return subprocess.Popen(
+        command,
+        stdout=out,
+        stderr=err,
+        env=cli_env(),
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=_ctrl_c_as_on_a_terminal,
+    )
+
+
+def _ctrl_c_as_on_a_terminal() -> None:
+    """SIGINT back to its default in the child: a shell starts background jobs (`cmd &`, as a CI script may run
+    the tests) with SIGINT ignored, the child inherits that, and specbench rightly leaves an ignored SIGINT alone."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_until(proc: subprocess.Popen[bytes], ready: Any, what: str, timeout: float = 900) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -96,35 +97,89 @@ def _number(value: Any) -> float | None:
 
 _new = object.__new__
 
+_STRING = r'"[^"\\\x00-\x1f:]*"'
+"""A JSON string that reads as its own characters (no escape, no control character) and holds no ':', so no marker."""
+_NUMBER = r"((?:0|[1-9][0-9]{0,17})(\.[0-9]{1,300})?)"
+"""A JSON number >= 0 without exponent and with at most 18 integer digits: finite, read by int or float as the
+strict decoder reads it."""
+_LINES = re.compile(
+    f"^{re.escape(TOKEN)}"
+    rf'\{{"namespace": {_STRING}, "time_ms": {_NUMBER}, "event_type": "POINT_IN_TIME", "key": "power_reading", '
+    rf'"value": {_NUMBER}, "metadata": (?:{_STRING}|\{{"file": {_STRING}, "lineno": (?:0|[1-9][0-9]{{0,17}}), '
+    rf'"host": {_STRING}\}})\}}\r?$'
+    "|^(.*)$",
+    re.MULTILINE,
+)
+"""Each line: a power_reading as MLPerf's power tools write it (every key once, in their order), or any other line."""
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""Where str.splitlines() cuts lines besides "\\n", "\\r\\n" and "\\r"."""
+
+Marked = tuple[int, str, "tuple[float, int | float] | None"]
+
+
+def _cut_at_newlines(text: str) -> bool:
+    """Whether str.splitlines() cuts `text` where "\\n" is, and nowhere else (each "\\r" is one of "\\r\\n")."""
+    lone_returns = "\r" in text and text.count("\r") != text.count("\r\n")
+    return not lone_returns and not any(mark in text for mark in _OTHER_BREAKS)
+
+
+def _marked(text: str) -> list[Marked]:
+    """Each line with the MLLOG marker: its number, the text after its last marker, and for a power_reading line
+    in the layout of MLPerf's power tools its time and raw value (as the strict decoder reads them), else None.
+
+    Such a line is read by one pass of a regular expression over the text instead of the JSON decoder: most
+    lines of a node log. float() of an integer's digits is float(int(digits)): both round the same integer.
+    """
+    if not _cut_at_newlines(text):
+        return [
+            (number, line[at + len(TOKEN) :], None)
+            for number, line in enumerate(text.splitlines(), 1)
+            if (at := line.rfind(TOKEN)) >= 0
+        ]
+    marked: list[Marked] = []
+    for number, (time_text, _, value_text, fraction, line) in enumerate(_LINES.findall(text), 1):
+        if time_text:
+            marked.append((number, "", (float(time_text), float(value_text) if fraction else int(value_text))))
+        elif (at := line.rfind(TOKEN)) >= 0:
+            marked.append((number, line[at + len(TOKEN) :].removesuffix("\r"), None))
+    return marked
+
 
 def parse_power_log(text: str, file: SourceFile) -> PowerLog:
     """Readings, markers and conversion efficiency of one power log; unreadable lines are problems."""
     log = PowerLog(file)
-    marked = [
-        (n, line[at + len(TOKEN) :]) for n, line in enumerate(text.splitlines(), 1) if (at := line.rfind(TOKEN)) >= 0
-    ]
-    together = decode_together([body for _, body in marked])
+    marked = _marked(text)
+    together = decode_together([body for _, body, fast in marked if fast is None])
     events, readings = log.events, log.readings
-    for index, (number, body) in enumerate(marked):
-        if together is not None:
-            data = together[index]
+    decoded = 0
+    time_ms: float | None
+    key: object
+    value: float | None
+    for number, body, fast in marked:
+        if fast is not None:
+            time_ms, raw = fast
+            key, value = "power_reading", float(raw)  # finite: what _number gives
         else:
-            try:
-                data = parse_json_text(body)
-            except (ValueError, RecursionError) as err:
-                log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
+            if together is not None:
+                data = together[decoded]
+                decoded += 1
+            else:
+                try:
+                    data = parse_json_text(body)
+                except (ValueError, RecursionError) as err:
+                    log.problem("SB-MLP-005", f"expected one JSON object after ':::MLLOG ', found {err}", number)
+                    continue
+            if isinstance(data, dict):
+                stamp = data.get("time_ms")
+                time_ms = float(stamp) if type(stamp) is int else _number(stamp)
+                key = data.get("key")
+            else:
+                time_ms = key = None
+            if time_ms is None or not isinstance(key, str):
+                log.problem("SB-MLP-005", "expected an MLLOG event with key and time_ms, found another value", number)
                 continue
-        if isinstance(data, dict):
-            stamp = data.get("time_ms")
-            time_ms = float(stamp) if type(stamp) is int else _number(stamp)
-            key = data.get("key")
-        else:
-            time_ms = key = None
-        if time_ms is None or not isinstance(key, str):
-            log.problem("SB-MLP-005", "expected an MLLOG event with key and time_ms, found another value", number)
-            continue
-        raw = data.get("value")
-        value = _number(raw)
+            raw = data.get("value")
+            value = _number(raw)
         event = _new(PowerEvent)  # PowerEvent(...) without the frozen __init__'s setattr per field
         event.__dict__.update(line=number, time_ms=time_ms, key=key, value=raw)
         events.append(event)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from specbench.clock import wall_s
 from specbench.power.stats import BoundedSeries
 
 MAX_GAPS_LISTED = 100
@@ -30,13 +31,13 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """CLOCK_MONOTONIC for the schedule and durations, the wall clock only for labels."""
+    """CLOCK_MONOTONIC for the schedule and durations, the process's wall clock (specbench.clock) for labels."""
 
     def monotonic(self) -> float:
         return time.monotonic()
 
     def wall(self) -> float:
-        return time.time()
+        return wall_s()
 
     def wait_until(self, deadline: float, stop: threading.Event) -> bool:
         delay = deadline - time.monotonic()

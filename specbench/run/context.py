@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.accounting.quality import meets
+from specbench.clock import wall_s
 from specbench.run.config import RunConfig
 from specbench.run.distributed import Dist
 from specbench.run.mllog import NullLog, RunLog
@@ -68,7 +69,7 @@ class RunContext:
         if self.sampler is not None:
             self.sampler.window_start()
         self.started_mono = time.monotonic()
-        self.started_wall = time.time()
+        self.started_wall = wall_s()
         self.checkpoint(phase="training", run_start_wall=self.started_wall)  # before the log: no orphan line
         self.log.start(self.log.constants.RUN_START, time_ms=int(self.started_wall * 1000))
         self.progress.start_clock()

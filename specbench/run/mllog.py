@@ -10,10 +10,10 @@ rules know only MLPerf's benchmarks). Every log also names the spec in `specbenc
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specbench.clock import wall_ms
 from specbench.errors import SpecbenchError
 from specbench.formats.mlperf_import import SPEC_KEY, log_benchmark_name
 
@@ -49,7 +49,7 @@ class RunLog:
 
     @staticmethod
     def now_ms() -> int:
-        return int(time.time() * 1000)
+        return wall_ms()
 
     def event(
         self, key: str, value: Any = None, metadata: dict[str, Any] | None = None, time_ms: int | None = None
@@ -82,7 +82,7 @@ class NullLog:
 
     @staticmethod
     def now_ms() -> int:
-        return int(time.time() * 1000)
+        return wall_ms()
 
     def event(
         self, key: str, value: Any = None, metadata: dict[str, Any] | None = None, time_ms: int | None = None

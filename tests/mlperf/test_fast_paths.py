@@ -15,7 +15,9 @@
 - MLLOG events decoded without the duplicate-key hook (parse_json_records) give what parse_json_text
   gives, value or error, also where a key repeats at any depth or strings hold ':' and '{';
 - the positions of a JSON file's values (json_positions) are those the YAML parser gives, in every
-  layout json.dumps writes, and a file read as JSON is located so.
+  layout json.dumps writes, and a file read as JSON is located so;
+- a node power log's power_reading lines taken by the regular expression give the events, readings
+  and problems that the JSON decoder gives, on every corpus power log and on broken or odd lines.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from mlperf_support import corpus
 from specbench.errors import InputError
 from specbench.files import write_manifest
 from specbench.formats.mllog import LogEvent, ParsedLog, _event, parse_line, parse_log
+from specbench.formats.mlperf_import import SourceFile
 from specbench.formats.strictjson import parse_json_records, parse_json_text
+from specbench.mlperf import power
 from specbench.mlperf.report import plain_table
 from specbench.mlperf.staging import Staging
 from specbench.spec.yamlio import MAX_DEPTH, json_positions, parse_yaml
@@ -434,3 +438,83 @@ def test_a_file_read_as_json_is_located_as_the_yaml_parser_locates_it(monkeypatc
     assert located == {"line": 5, "column": 28, "json_path": "layers.hardware.accelerator_count"}
     monkeypatch.undo()
     assert (parse_yaml(text).locate(path).line, parse_yaml(text).locate(path).column) == (5, 28)
+
+
+READING = (
+    ':::MLLOG {"namespace": "", "time_ms": 1728510043000, "event_type": "POINT_IN_TIME", "key": "power_reading", '
+    '"value": 2849.0, "metadata": {"file": "/home/x/power_measurement.py", "lineno": 88, "host": "2"}}'
+)
+READING_V40 = (
+    ':::MLLOG {"namespace": "", "time_ms": 1715267044171, "event_type": "POINT_IN_TIME", "key": "power_reading", '
+    '"value": 2701, "metadata": ""}'
+)
+POWER_PIECES = st.sampled_from(
+    [
+        READING,
+        READING_V40,
+        READING.replace("2849.0", "0"),
+        READING.replace("2849.0", "0.25"),
+        READING.replace("2849.0", "-3.5"),
+        READING.replace("2849.0", "1e3"),
+        READING.replace("2849.0", "1" * 400 + ".0"),
+        READING.replace("2849.0", "02849"),
+        READING.replace("2849.0", "null"),
+        READING.replace("2849.0", '"2849"'),
+        READING.replace("1728510043000", "1728510043000.5"),
+        READING.replace("1728510043000", "1" * 25),
+        READING.replace('"host": "2"', '"host": "2", "host": "3"'),
+        READING.replace('"host": "2"', '"file": "y"'),
+        READING.replace('"host": "2"', '"host": "a:::MLLOG {}"'),
+        READING.replace('"lineno": 88', '"lineno": -88'),
+        READING.replace("/home/x", "C:\\\\x"),
+        READING.replace("/home/x", "\\u00e9t\u00e9"),
+        READING.replace('"namespace": ""', '"namespace": "", "namespace": ""'),
+        READING.replace("POINT_IN_TIME", "INTERVAL_START"),
+        READING.replace('"power_reading"', '"power_measurement_start"'),
+        READING + " ",
+        READING + "}",
+        "host 3: " + READING,
+        READING + " " + READING,
+        READING.replace("}}", "}"),
+        READING_V40.replace('""}', '"\u2028"}'),
+        READING_V40.replace('""}', '"\x0c"}'),
+        ':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "conversion_eff", "value": 0.96}',
+        ":::MLLOG [1]",
+        ":::MLLOG ",
+        "no marker here",
+        "",
+    ]
+)
+
+
+def _power_outcome(log: power.PowerLog) -> tuple[Any, ...]:
+    events = [(e.line, e.time_ms, e.key, e.value, type(e.value)) for e in log.events]
+    readings = [(r.line, r.time_ms, r.power_w, type(r.power_w)) for r in log.readings]
+    return (events, readings, log.step_backs, log.starts, log.stops, log.conversion_eff, log.problems)
+
+
+def _power_both_ways(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """parse_power_log of `text`, and the same with every line sent to the JSON decoder."""
+    file = SourceFile(path="node_0.txt", sha256="0" * 64, bytes=len(text))
+    fast = _power_outcome(power.parse_power_log(text, file))
+    with monkeypatch.context() as patch:
+        patch.setattr(power, "_cut_at_newlines", lambda text: False)
+        decoded = _power_outcome(power.parse_power_log(text, file))
+    return fast, decoded
+
+
+def test_every_corpus_power_log_reads_as_the_decoder_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = sorted(path for path in corpus().parent.rglob("node_*.txt") if path.parent.parent.name == "power")
+    assert len(logs) > 100
+    for path in logs:
+        fast, decoded = _power_both_ways(path.read_bytes().decode("utf-8", errors="replace"), monkeypatch)
+        assert fast == decoded, path
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(POWER_PIECES, max_size=10), st.sampled_from(["\n", "\r\n", "\r", "\x0c"]), st.booleans())
+def test_power_lines_read_as_the_decoder_reads_them(lines: list[str], newline: str, last: bool) -> None:
+    text = newline.join(lines) + (newline if last else "")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, decoded = _power_both_ways(text, monkeypatch)
+    assert fast == decoded
