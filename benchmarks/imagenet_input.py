@@ -165,8 +165,10 @@ def energy_between(run_dir: Path, t0: float, t1: float) -> float | None:
 
 
 def batch_sets(batch: int) -> list[str]:
-    """The global batch and the learning rate resnet50's scaling rule gives it (0.256 at 256)."""
-    return [f"global_batch_size={batch}", f"base_learning_rate={0.256 * batch / 256:g}"]
+    """The global batch and the learning rate that resnet50's own scaling rule (`scaled_with`) gives it."""
+    rule = YAML(typ="safe").load(builtin.find_spec("resnet50").read_text())["rules"]["workload"]["base_learning_rate"]
+    rate = float(rule["reference"]) * batch / float(rule["reference_param"])
+    return [f"global_batch_size={batch}", f"base_learning_rate={rate:g}"]
 
 
 def real_run(
