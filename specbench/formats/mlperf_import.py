@@ -225,6 +225,3 @@ class MlperfDialect:
     benchmark: str
     division: str
     usage: str = "training"
-
-    def cite(self, part: str) -> str:
-        return f"MLPerf {self.usage}_{self.ruleset}/{part}.yaml"

@@ -395,6 +395,18 @@ class MlperfRuleSet(Strict):
     source: Source
     entry: StrictStr = Field(description="The file the checker starts from (common).")
     files: dict[str, RuleFile]
+    not_ported: dict[str, StrictStr] = Field(
+        default_factory=dict,
+        description="MLPerf's rule files of the folder that hold an item no typed kind expresses, keyed like "
+        "`files`, with the reason: a log that reaches one cannot be judged, and fails.",
+    )
+
+    @model_validator(mode="after")
+    def _ported_or_not(self) -> MlperfRuleSet:
+        both = sorted(set(self.files) & set(self.not_ported))
+        if both:
+            raise ValueError(f"files both ported and not ported: {both}")
+        return self
 
     @property
     def folder(self) -> str:
@@ -412,6 +424,7 @@ class MlperfRuleSet(Strict):
 
 
 RULESETS: tuple[tuple[Usage, str], ...] = (
+    ("training", "3.1.0"),
     ("training", "4.0.0"),
     ("training", "4.1.0"),
     ("training", "5.0.0"),

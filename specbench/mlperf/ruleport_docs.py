@@ -49,11 +49,12 @@ committed `rules/mlperf/*.yaml`, equal a fresh translation.
 MLPerf's compliance checker keeps its rules in YAML files whose CHECK, POST, ATLEAST_ONE_CHECK and
 BEGIN fields hold Python that it runs with `eval` and `exec`. specbench translates each item, through
 an explicit table of recognised shapes (`specbench/mlperf/ruleport_shapes.py`; an item no shape
-recognises stops the translation), into typed rules: data that is never evaluated as code
-(`specbench/formats/mlperf_rules.py`). `specbench/validator/mlperf_engine.py` applies them with the
-checker's semantics (rule files in order, state per file, includes, REQ counts, ATLEAST_ONE_CHECK,
-an expression that raises counting as a failure, or stopping the checker where MLPerf's does) and
-gives MLPerf's pass or fail on every result log of the corpus and on the logs the tests build.
+recognises stops the translation, unless its file is listed as not ported, below), into typed rules:
+data that is never evaluated as code (`specbench/formats/mlperf_rules.py`).
+`specbench/validator/mlperf_engine.py` applies them with the checker's semantics (rule files in order,
+state per file, includes, REQ counts, ATLEAST_ONE_CHECK, an expression that raises counting as a
+failure, or stopping the checker where MLPerf's does) and gives MLPerf's pass or fail on every result
+log of the corpus and on the logs the tests build.
 """
 
 
@@ -63,6 +64,15 @@ REQ_MEANINGS = {
     "at_least": "AT_LEAST(n): n lines or more (`at_least: n`).",
     "at_least_one_or": "AT_LEAST_ONE_OR(keys): one line of this key or of one of `or_keys`.",
 }
+NOT_PORTED = """\
+## Rule files not ported, and why
+
+A rule file with an item that no typed form expresses stops the translation, unless it is listed in
+`NOT_PORTED` (`specbench/mlperf/ruleport.py`) with the reason no form is added for it. Such a file is
+recorded in its ruleset as not ported, with the item, and a log that reaches it fails: specbench cannot
+give MLPerf's verdict on it.
+
+"""
 VIEW = """\
 ## specbench's reader and MLPerf's parser
 
@@ -132,6 +142,15 @@ def left_out_table(ports: Sequence[Port]) -> str:
     return _table(rows, ["ruleset", "file", "key", "field", "MLPerf text", "why"])
 
 
+def not_ported_table(ports: Sequence[Port]) -> str:
+    rows = [
+        [f"{p.rules.usage} {p.rules.ruleset}", p.rules.file_path(name), why]
+        for p in ports
+        for name, why in p.rules.not_ported.items()
+    ]
+    return _table(rows, ["ruleset", "file", "why"])
+
+
 def ruleset_table(port: Port) -> str:
     per_file: dict[str, list[int]] = {}
     for item in port.items:
@@ -152,11 +171,14 @@ def render(ports: Sequence[Port]) -> str:
     parts.append("## MLPerf's shapes and their typed forms\n\nItems per ruleset, whitespace normalised.\n\n")
     parts[-1] += shapes_table(ports) + "\n"
     parts.append("## Left out, and why\n\n" + left_out_table(ports) + "\n")
+    parts.append(NOT_PORTED + not_ported_table(ports) + "\n")
     parts.append(VIEW)
     for port in ports:
         title = f"## {port.rules.usage} {port.rules.ruleset}\n\n"
         total = len(port.items)
         left = sum(1 for i in port.items if i.left_out)
-        summary = f"{total} items in {len(port.rules.files)} rule files: {total - left} carried, {left} left out.\n\n"
+        summary = f"{total} items in {len(port.rules.files)} rule files: {total - left} carried, {left} left out"
+        unported = len(port.rules.not_ported)
+        summary += f"; {unported} rule files not ported.\n\n" if unported else ".\n\n"
         parts.append(title + summary + ruleset_table(port) + "\n")
     return "\n".join(parts)

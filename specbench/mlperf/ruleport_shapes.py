@@ -280,26 +280,27 @@ AGGREGATE_CODE = textwrap.dedent(
     agg_eval_lines = {}
     for line in loglines:
         if line.key == "<source>" and '<metric>' in line.value['metadata']:
-            samples_count = line.value['metadata']['<group>']
-            if samples_count not in agg_eval_lines:
+            <var> = line.value['metadata']['<group>']
+            if <var> not in agg_eval_lines:
                 new_line = replace(line) # Make a copy
                 new_line.key = "<target>"
                 new_line.full_string = "" # Not needed
                 new_line.lineno = -1      # Not needed
-                new_line.value = {'value': {'<group>': samples_count}, 'metadata':{}}
-                agg_eval_lines[samples_count] = new_line
+                new_line.value = {'value': {'<group>': <var>}, 'metadata':{}}
+                agg_eval_lines[<var>] = new_line
 
-            agg_eval_lines[samples_count].timestamp = max(line.timestamp, agg_eval_lines[samples_count].timestamp)
-            agg_eval_lines[samples_count].value['value'][line.value['metadata']['<metric>']] = line.value['value']
+            agg_eval_lines[<var>].timestamp = max(line.timestamp, agg_eval_lines[<var>].timestamp)
+            agg_eval_lines[<var>].value['value'][line.value['metadata']['<metric>']] = line.value['value']
     loglines.extend(agg_eval_lines.values())
     """
 )
-"""stable_diffusion's BEGIN line by line, with its indentation (which is its meaning); <name> marks a name."""
+"""stable_diffusion's BEGIN line by line, with its indentation (which is its meaning); <name> marks a name
+(<var> the local name of a group: samples_count from ruleset 4.0.0 on, step_num in 3.1.0)."""
 
 
 def _template(code: str) -> re.Pattern[str]:
     pattern = re.escape(code)
-    for name in ("source", "metric", "group", "target"):
+    for name in ("source", "metric", "group", "target", "var"):
         marker = re.escape(f"<{name}>")
         first = pattern.index(marker)
         rest = pattern[first + len(marker) :].replace(marker, f"(?P={name})")

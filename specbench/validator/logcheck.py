@@ -1,6 +1,8 @@
 """Checks of one run's MLLOG log: keys and cardinality, interval pairing, order, time, values, identity.
 
-The evaluations, timed blocks and the run's status are checked by validator.logquality.
+An imported MLPerf log is judged by MLPerf's log rules instead (the typed rules of its ruleset, applied by
+validator.mlperf_engine), with its identity and seed. The evaluations, timed blocks and the run's status are
+checked by validator.logquality.
 """
 
 from __future__ import annotations
@@ -17,14 +19,9 @@ from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
 from specbench.validator.logquality import Quality, QualityCheck
 from specbench.validator.mlperf_engine import typed_log_rules
-from specbench.validator.mlperf_log import MlperfLogRules
 from specbench.validator.model import LogFacts, LogReading, RunData
 from specbench.validator.values import is_int, is_number, same, show
 
-LEGACY_PORT = "resnet"
-"""The MLPerf benchmark still judged by the hand-written port of MLPerf's common rules (validator.mlperf_log),
-which agrees with MLPerf's checker on the 165 logs of the v4.0 ResNet round; every other benchmark is judged
-by the typed rules of rules/mlperf/ (validator.mlperf_engine)."""
 REQUIRED_POINTS = (
     "submission_org",
     "submission_platform",
@@ -73,11 +70,11 @@ class LogCheck:
     def run_all(self) -> LogReading:
         for problem in self.log.problems:
             self.findings.add("SB-LOG-001", self.file, problem.message, line=problem.line, column=problem.column)
-        if self.mlperf is not None and self.mlperf.benchmark == LEGACY_PORT:
-            self.broken = MlperfLogRules(self, self.mlperf).run()
-        elif self.mlperf is not None:
+        if self.mlperf is not None:
             dialect = self.mlperf
             self.broken = typed_log_rules(self.log, self.file, self.findings, dialect.usage, dialect.ruleset)
+            self.check_mlperf_identity(dialect)
+            self.check_mlperf_seed()
         else:
             self.check_event_types()
             self.check_counts()
@@ -288,6 +285,29 @@ class LogCheck:
                     f"expected submission_status one of {', '.join(SUBMISSION_STATUSES)}, found {show(event.value)}",
                     "value",
                 )
+
+    def check_mlperf_identity(self, dialect: MlperfDialect) -> None:
+        """An imported log against its submission: MLPerf's benchmark name and the division of its level."""
+        for key, expected in (("submission_benchmark", dialect.benchmark), ("submission_division", dialect.division)):
+            for event in self.log.all(key):
+                if event.value != expected:
+                    self.add(
+                        "SB-LOG-011",
+                        event,
+                        f"expected {key} {show(expected)} (the MLPerf {key.split('_')[1]} of this submission), "
+                        f"found {show(event.value)}",
+                        "value",
+                    )
+
+    def check_mlperf_seed(self) -> None:
+        """MLPerf's seed checker asks for a seed in every run, which its compliance checker does not check."""
+        if not self.log.all("seed"):
+            self.add(
+                "SB-MLP-003",
+                None,
+                "expected a seed logged in the run, found none: MLPerf's package checker fails the package on this "
+                "unless it runs with --seed-checker-bypass, of which a published result keeps no record",
+            )
 
     def check_problem(self, spec: ResolvedSpec) -> None:
         dataset = spec.spec.workload.dataset

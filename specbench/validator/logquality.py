@@ -1,4 +1,5 @@
-"""Checks of one run's log against its problem: evaluations and their cadence, timed blocks, and the run's status.
+"""Checks of one run's log against its problem: evaluations and their cadence (specbench's, or MLPerf's schedule
+for an imported log), timed blocks, and the run's status.
 
 What the evaluations show against the target (met, best, credited) is the one quality outcome of
 specbench.accounting.quality; this module only reads the log and says what follows from it.
@@ -7,15 +8,32 @@ specbench.accounting.quality; this module only reads the log and says what follo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from specbench.accounting.quality import comparison, meets, spec_outcome
-from specbench.formats.mllog import LogEvent
+from specbench.accounting.quality import comparison, first_met, meets, spec_outcome
+from specbench.formats.mllog import LogEvent, ParsedLog
 from specbench.spec.resolve import ResolvedSpec
-from specbench.validator.mlperf_log import LogSink, check_schedule
+from specbench.validator.findings import Findings
 from specbench.validator.model import Evaluation, RunStatus, RunVerdict
 from specbench.validator.values import is_int, is_number, show
 
 EPS = 1e-9
+SCHEDULE_EPS = 1e-6
+"""How far off MLPerf's evaluation grid an epoch may lie and still count as on it."""
+UNCHECKED = (
+    "stricter than MLPerf: its training rules schedule the evaluations, but its checker, package checker and "
+    "result summarizer do not check the schedule"
+)
+
+
+class LogSink(Protocol):
+    """What the quality checks use of the log check that runs them (validator.logcheck)."""
+
+    log: ParsedLog
+    file: str
+    findings: Findings
+
+    def add(self, code: str, event: LogEvent | None, message: str, json_path: str = "") -> None: ...
 
 
 @dataclass(frozen=True)
@@ -230,3 +248,62 @@ class QualityCheck:
 def _best_epoch(quality: Quality) -> str:
     at = [e for e in quality.evaluations if e.value == quality.best]
     return f" at epoch {at[0].epoch:g} (line {at[0].line})" if at else ""
+
+
+def _scheduled(evaluations: list[Evaluation], first: float, every: float) -> list[Evaluation]:
+    """The evaluations off the grid first, first + every, ... (a repeat of a grid epoch counts as off it)."""
+    off = []
+    expected_next = first
+    for evaluation in evaluations:
+        steps = (evaluation.epoch - first) / every
+        if abs(steps - round(steps)) <= SCHEDULE_EPS and evaluation.epoch >= expected_next - SCHEDULE_EPS:
+            expected_next = evaluation.epoch + every
+        else:
+            off.append(evaluation)
+    return off
+
+
+def check_schedule(check: LogSink, spec: ResolvedSpec, evaluations: list[Evaluation]) -> None:
+    """MLPerf's evaluation schedule: every `eval_every_epochs` at one offset below the cadence (warnings only).
+
+    MLPerf's checker, package checker and result summarizer do not check the schedule, and accept a
+    run whose target was first reached at an extra evaluation: so does specbench, with SB-MLP-007.
+    """
+    quality = spec.spec.quality
+    every = quality.eval_every_epochs if quality is not None else None
+    if quality is None or every is None or not evaluations:
+        return
+    first = evaluations[0].epoch
+    if first > every + SCHEDULE_EPS or first <= 0:
+        check.findings.add(
+            "SB-MLP-002",
+            check.file,
+            f"expected the first evaluation within the first {every:g} epochs (an offset below the cadence), "
+            f"found it at epoch {first:g} ({UNCHECKED})",
+            line=evaluations[0].line,
+            json_path="metadata.epoch_num",
+        )
+        return
+    off = _scheduled(evaluations, first, every)
+    if off:
+        epochs = ", ".join(f"{e.epoch:g}" for e in off)
+        check.findings.add(
+            "SB-MLP-002",
+            check.file,
+            f"expected evaluations every {every:g} epochs from epoch {first:g}, found evaluations off that schedule "
+            f"at epoch {epochs} ({UNCHECKED})",
+            line=off[0].line,
+            json_path="metadata.epoch_num",
+        )
+    index = first_met([e.value for e in evaluations], quality.target, quality.direction)
+    reaching = evaluations[index] if index is not None else None
+    if reaching is not None and reaching in off:
+        check.findings.add(
+            "SB-MLP-007",
+            check.file,
+            f"expected the target first reached at a scheduled evaluation (every {every:g} epochs from epoch "
+            f"{first:g}), found: reached the target at an extra evaluation, epoch {reaching.epoch:g} "
+            f"({show(reaching.value)}) ({UNCHECKED}, so the run and its time to train count as logged)",
+            line=reaching.line,
+            json_path="value",
+        )

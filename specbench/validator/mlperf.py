@@ -3,7 +3,7 @@
 `specbench import mlperf` keeps every MLPerf log verbatim as a run's log.txt and records in
 ORG/SYSTEM/import.json where each file came from. Such a log follows MLPerf's conventions, not
 the specbench executor's (keys after run_start, placeholders for the organisation, any evaluation
-offset), so it is judged by MLPerf's own log rules instead (validator.mlperf_log). Where
+offset), so it is judged by MLPerf's own log rules instead (validator.mlperf_engine). Where
 specbench is stricter than MLPerf's tools, its findings on an imported benchmark are reported
 under MLPerf codes, naming the MLPerf rule they go beyond (`relabel_stricter`).
 docs/mlperf-import.md describes the whole import.

@@ -13,7 +13,8 @@ with the semantics of mlperf-logging's `ComplianceChecker`, without evaluating a
   log fails), as do a missing rule file and a BEGIN aggregation that raises;
 - REQ is counted at the end of each file; EXACTLY_ONE with repeats of one value is a warning
   (a failure with `werror`); a file that names a key again drops the earlier files' failures of it;
-- a log with lines that cannot be read, or with no MLLOG line, fails.
+- a log with lines that cannot be read, or with no MLLOG line, fails; so does one that reaches a rule file
+  the ruleset lists as not ported (an item no typed kind expresses: specbench cannot give MLPerf's verdict).
 Keys no file names are ignored. MLPerf reports a line as its index among MLLOG lines; the
 violations here carry the line of the file.
 """
@@ -46,7 +47,9 @@ from specbench.validator.values import show
 ONCE_MARKER = "submission_"
 """MLPerf's checker runs CHECK and POST only on the first line of a key whose name holds this."""
 
-Category = Literal["check", "update", "count", "alternatives", "target", "parse", "no_lines", "missing_file", "stopped"]
+Category = Literal[
+    "check", "update", "count", "alternatives", "target", "parse", "no_lines", "missing_file", "stopped", "not_ported"
+]
 REQ_WORDS = {"exactly_one": "exactly one line", "at_least_one": "at least one line"}
 
 
@@ -105,7 +108,13 @@ class _Run:
             self.apply(self.queue.pop(0))
 
     def apply(self, path: str) -> None:
-        rule_file = self.rules.files.get(self.rules.file_id(path))
+        file_id = self.rules.file_id(path)
+        why = self.rules.not_ported.get(file_id)
+        if why is not None:
+            message = f"rule file {path} has no typed port, so the log cannot be judged: {why}"
+            self.fixed.append(MlperfViolation("not_ported", path, None, None, message))
+            return
+        rule_file = self.rules.files.get(file_id)
         if rule_file is None:
             raise _Stop(_missing(path, self.applied))
         self.applied.append(path)

@@ -27,6 +27,7 @@ ROUNDS = [
     ("mlperf-rounds/training-v4.1", "training", "4.1.0"),
     ("mlperf-rounds/hpc-v2.0", "hpc", "2.0.0"),
     ("mlperf-v4.0-resnet-round", "training", "4.0.0"),
+    ("mlperf-training/v3.1", "training", "3.1.0"),
 ]
 
 
@@ -203,6 +204,21 @@ def test_a_later_file_that_names_a_key_again_drops_the_earlier_failures_of_it(tm
     assert [v.rule_file for v in kept] == ["training_5.1.0/closed_llama31_8b.yaml"]
     assert "'samples_count' in v['metadata']" in checker.overwritable["eval_accuracy"]
     assert "epoch_num" not in checker.overwritable["eval_accuracy"]
+
+
+def test_a_log_that_reaches_a_rule_file_without_a_typed_port_fails_saying_so() -> None:
+    """training 3.1.0's closed_rnnt.yaml holds `float('inf')`, which no typed kind expresses."""
+    rules = load_mlperf_rules("training", "3.1.0")
+    assert set(rules.not_ported) == {"closed_maskrcnn", "closed_rnnt"}
+    text = render(build_log("training", "rnnt", "closed", {}, [("eval_accuracy", 0.05, {})]))
+    verdict = check_mlperf_log(parse_log(text), rules)
+    (unported,) = [v for v in verdict.violations if v.category == "not_ported"]
+    assert not verdict.passed and unported.rule_file == "training_3.1.0/closed_rnnt.yaml"
+    assert unported.message.startswith("rule file training_3.1.0/closed_rnnt.yaml has no typed port")
+    assert "float('inf')" in unported.message and verdict.stopped is None
+    assert "training_3.1.0/closed_rnnt.yaml" not in verdict.rule_files
+    resnet = render(build_log("training", "resnet", "closed", {}, [("eval_accuracy", 0.76, {})]))
+    assert not [v for v in check_mlperf_log(parse_log(resnet), rules).violations if v.category == "not_ported"]
 
 
 def test_repeats_of_one_value_are_warnings_and_failures_under_werror() -> None:

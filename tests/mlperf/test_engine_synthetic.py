@@ -340,6 +340,7 @@ BENCHMARKS: dict[str, tuple[dict[str, Any], Evals]] = {
 }
 TRAINING_4 = ["resnet", "ssd", "stable_diffusion", "gpt3", "dlrm_dcnv2", "bert", "unet3d", "gnn", "llama2_70b_lora"]
 RULESET_BENCHMARKS: dict[tuple[str, str], list[str]] = {
+    ("training", "3.1.0"): ["resnet"],
     ("training", "4.0.0"): TRAINING_4,
     ("training", "4.1.0"): TRAINING_4,  # resnet and unet3d are listed, but 4.1.0 has no rule file: MLPerf stops
     ("training", "5.0.0"): [
@@ -520,3 +521,29 @@ def test_engine_agrees_on_benchmark_specific_breaks(
 ) -> None:
     variants = {name: mutated(base_log(usage, benchmark), *edits)}
     assert disagreements(tmp_path, usage, ruleset, variants) == []
+
+
+def test_engine_agrees_on_stable_diffusion_of_3_1_0_whose_evaluations_group_by_step_num(tmp_path: Path) -> None:
+    """training 3.1.0's BEGIN groups FID and CLIP lines by step_num (samples_count from 4.0.0 on)."""
+    hyper, evals = BENCHMARKS["stable_diffusion"]
+    by_step = [(key, value, {**meta, "step_num": meta["samples_count"] // 10}) for key, value, meta in evals]
+    base = build_log("training", "stable_diffusion", "closed", hyper, by_step)
+
+    def drop_clip_of(step: int) -> Mutation:
+        def edit(events: list[Event]) -> None:
+            events[:] = [
+                e for e in events if (e["metadata"].get("step_num"), e["metadata"].get("metric")) != (step, "CLIP")
+            ]
+
+        return edit
+
+    variants = {
+        "grouped by step_num": base,
+        "one group without CLIP (the target check raises)": mutated(base, drop_clip_of(200)),
+        "an evaluation without step_num (the BEGIN raises)": mutated(
+            base, set_metadata("eval_accuracy", {"metric": "FID"})
+        ),
+        "a 4.x log, grouped by samples_count": build_log("training", "stable_diffusion", "closed", hyper, evals),
+    }
+    assert disagreements(tmp_path, "training", "3.1.0", variants) == []
+    assert engine_outcome(render(base), "training", "3.1.0")[0] == "pass"

@@ -24,7 +24,7 @@ def test_text_report_names_runs_sources_scores_and_findings(tmp_path: Path) -> N
     code, output, _ = invoke("mlperf", str(corpus()), "--out", str(tmp_path))
     assert code == 0  # SMC's power findings go beyond MLPerf's tools: warnings (see test_import_corpus.py)
     assert (
-        f"v4.0/tinycorp/tinybox_green -> {tmp_path}/v4.0/tinycorp/tinybox_green: compliant: 0 error(s), 7 warning(s)"
+        f"v4.0/tinycorp/tinybox_green -> {tmp_path}/v4.0/tinycorp/tinybox_green: compliant: 0 error(s), 8 warning(s)"
         in output
     )
     assert "    run_1  result_0.txt  failed    -         0.75858  37" in output

@@ -21,6 +21,7 @@ from mlperf_support import SMC_RESULTS, edit_events, find
 
 from specbench.files import write_manifest
 from specbench.mlperf import import_results
+from specbench.mlperf.check import check_log
 from specbench.validator import CODES, validate_submission
 from specbench.validator.model import Report
 
@@ -108,6 +109,13 @@ def _eval_samples(tree: Path) -> None:
     edit_events(tree / GAUDI_RESULTS / "result_1.txt", edit)
 
 
+def _open_division(tree: Path) -> None:
+    def edit(events: list[dict[str, Any]]) -> None:
+        events[find(events, "submission_division")]["value"] = "open"
+
+    edit_events(tree / GAUDI_RESULTS / "result_1.txt", edit)
+
+
 def _scaling_below_one(tree: Path) -> None:
     (tree / GAUDI_RESULTS / "scaling.json").write_text('{"scaling_factor": 0.5}')
 
@@ -167,6 +175,8 @@ CASES = [
     Case("MLP-012 framework without a version", "gaudi", _vague_framework, Counter({"SB-MLP-012": 1})),
     Case("MLP-013 eval_samples off ImageNet's", "gaudi", _eval_samples, Counter({"SB-MLP-013": 1})),
     Case("MLP-014 scaling factor below 1", "gaudi", _scaling_below_one, Counter({"SB-MLP-014": 1})),
+    Case("LOG-011 a log of the open division in a closed submission", "gaudi", _open_division,
+         Counter({"SB-LOG-011": 1})),  # MLPerf's open rules pass the log: the run succeeds, the submission does not
 ]  # fmt: skip
 
 
@@ -206,10 +216,10 @@ def test_a_failed_run_names_the_broken_rule(gaudi_tree: Path, tmp_path: Path) ->
     (system,) = import_results(gaudi_tree.parent, tmp_path / "out").systems
     (finding,) = [f for f in system.report.findings if f.code == "SB-MLP-001"]
     assert finding.message == (
-        "expected cache_clear at least once, found none (MLPerf training_3.1.0/common.yaml); the run counts as failed"
+        "cache_clear: expected at least one line, found 0 (MLPerf training_3.1.0/common.yaml); the run counts as failed"
     )
     run = system.report.benchmarks[0].runs[2]
-    assert run.reason == "MLPerf log rule broken: expected cache_clear at least once, found none"
+    assert run.reason == "MLPerf log rule broken: cache_clear: expected at least one line, found 0"
     assert (
         system.entries[0].aggregate.dropped[-1] == "run_3"
     )  # a failed run is the slowest, dropped by the olympic mean
@@ -220,3 +230,39 @@ def test_two_failed_runs_make_the_submission_non_compliant(gaudi_tree: Path, tmp
     _drop("result_4.txt", "run_stop")(gaudi_tree)
     (system,) = import_results(gaudi_tree.parent, tmp_path / "out").systems
     assert Counter(f.code for f in system.report.findings) == GAUDI + Counter({"SB-MLP-001": 2, "SB-RUN-002": 1})
+
+
+def bert_log(*extra: tuple[str, Any]) -> str:
+    """A short BERT log without a seed, with `extra` lines after init_start."""
+    lines: list[tuple[str, Any, dict[str, Any]]] = [
+        ("submission_benchmark", "bert", {}),
+        ("submission_division", "closed", {}),
+        ("submission_org", "Lab", {}),
+        ("submission_platform", "8xGPU", {}),
+        ("submission_status", "onprem", {}),
+        ("cache_clear", True, {}),
+        ("init_start", None, {}),
+        *((key, value, {}) for key, value in extra),
+        ("init_stop", None, {}),
+        ("run_start", None, {}),
+        ("eval_accuracy", 0.73, {"epoch_num": 1}),
+        ("run_stop", None, {"status": "success"}),
+    ]
+    events = [
+        {"namespace": "", "time_ms": 1000.0 * i, "event_type": "POINT_IN_TIME", "key": k, "value": v, "metadata": m}
+        for i, (k, v, m) in enumerate(lines)
+    ]
+    return "".join(":::MLLOG " + json.dumps(e) + "\n" for e in events)
+
+
+def test_seed_and_identity_are_checked_on_the_log_of_every_mlperf_benchmark() -> None:
+    """specbench's own checks of an imported log beside MLPerf's rules (SB-MLP-003, SB-LOG-011), not ResNet's only."""
+    _, findings = check_log(bert_log(), "mlperf-bert", "4.0.0")
+    assert [f.code for f in findings if f.code in ("SB-MLP-003", "SB-LOG-011")] == ["SB-MLP-003"]
+    _, findings = check_log(bert_log(("seed", 7)), "mlperf-bert", "4.0.0", division="open")
+    (identity,) = [f for f in findings if f.code in ("SB-MLP-003", "SB-LOG-011")]
+    assert identity.code == "SB-LOG-011" and identity.location.line == 2
+    assert (
+        identity.message
+        == 'expected submission_division "open" (the MLPerf division of this submission), found "closed"'
+    )

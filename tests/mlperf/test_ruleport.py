@@ -14,6 +14,7 @@ from specbench.errors import UsageError
 from specbench.formats.mlperf_rules import RULESETS, load_mlperf_rules, rules_file_name
 from specbench.mlperf.ruleport import (
     LEFT_OUT,
+    NOT_PORTED,
     Port,
     checker_folder,
     dump_rules,
@@ -73,7 +74,10 @@ def test_every_item_of_mlperf_rule_files_is_carried_or_left_out_with_its_reason(
         path = port.rules.file_path(file_id)
         expected += mlperf_items(root / path, path)
     own = {p.name for p in (root / port.rules.source.folder).glob("*.yaml")}
-    assert {Path(port.rules.file_path(f)).name for f in port.rules.files if "/" not in f} == own
+    ported = {Path(port.rules.file_path(f)).name for f in port.rules.files if "/" not in f}
+    unported = {Path(port.rules.file_path(f)).name for f in port.rules.not_ported}
+    assert ported | unported == own and not ported & unported
+    assert {port.rules.file_path(f) for f in port.rules.not_ported} <= set(NOT_PORTED)
     ledger = [(i.file, i.key, "CODE" if i.field == "BEGIN" else i.field, i.index, i.text) for i in port.items]
     assert sorted(ledger) == sorted(expected)
     for item in port.items:
@@ -140,10 +144,44 @@ def test_a_literal_that_is_code_is_refused() -> None:
         literal("__import__('os')")
 
 
+def test_only_the_files_listed_as_not_ported_are_left_unported_each_with_its_item() -> None:
+    rules = port_of("training", "3.1.0").rules
+    assert {rules.file_path(f) for f in rules.not_ported} == set(NOT_PORTED)
+    assert "no shape recognises the check" in rules.not_ported["closed_maskrcnn"]
+    assert rules.not_ported["closed_rnnt"].endswith(f"({NOT_PORTED['training_3.1.0/closed_rnnt.yaml']})")
+    assert rules.files["closed_stable_diffusion"].aggregate is not None  # 3.1.0 groups by step_num
+    assert rules.files["closed_stable_diffusion"].aggregate.group_field == "step_num"
+    assert not any(p.rules.not_ported for p in ports() if (p.rules.usage, p.rules.ruleset) != ("training", "3.1.0"))
+
+
+def test_a_file_listed_as_not_ported_that_ports_stops_the_translation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_rules(tmp_path, "- KEY:\n    NAME: x\n    CHECK: \"v['value'] > 0\"\n")
+    monkeypatch.setitem(NOT_PORTED, "training_9.9.9/common.yaml", "a test")
+    with pytest.raises(UnknownShape, match="listed in NOT_PORTED but ports"):
+        port_ruleset("training", "9.9.9", root)
+
+
+def test_a_file_listed_as_not_ported_is_recorded_with_its_item(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_rules(tmp_path, "- KEY:\n    NAME: x\n    CHECK: \"v['value'] > 0\"\n")
+    (root / "training_9.9.9" / "other.yaml").write_text(
+        "- KEY:\n    NAME: y\n    CHECK: \"v['value'] == float('inf')\"\n"
+    )
+    monkeypatch.setitem(NOT_PORTED, "training_9.9.9/other.yaml", "a test")
+    rules = port_ruleset("training", "9.9.9", root).rules
+    assert set(rules.files) == {"common"} and set(rules.not_ported) == {"other"}
+    assert rules.not_ported["other"] == (
+        "training_9.9.9/other.yaml: y: CHECK: no shape recognises the check \"v['value'] == float('inf')\" (a test)"
+    )
+
+
 def test_a_port_of_one_ruleset_is_the_same_as_in_the_whole_port() -> None:
     assert port_ruleset("hpc", "3.0.0").rules == port_of("hpc", "3.0.0").rules
 
 
 def test_loading_rules_of_an_unknown_ruleset_says_which_are_known() -> None:
-    with pytest.raises(UsageError, match=re.escape("no typed MLPerf rules for training 6.1.0; known: training 4.0.0")):
+    with pytest.raises(
+        UsageError, match=re.escape("no typed MLPerf rules for training 6.1.0; known: training 3.1.0, training 4.0.0")
+    ):
         load_mlperf_rules("training", "6.1.0")

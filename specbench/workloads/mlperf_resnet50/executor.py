@@ -5,7 +5,7 @@ each with a linear warm-up over `*_warmup_epochs` and a polynomial decay from th
 learning rate over `*_decay_steps` optimizer steps after it (as MLPerf's reference convergence
 points count them), label smoothing, no weight decay on batch-norm and bias parameters, and
 batch-norm statistics over `model_bn_span` images. The hyperparameters are logged under MLPerf's
-keys (mlperf_log.py), so MLPerf's compliance checker reads the log with its ResNet rules.
+keys, so MLPerf's compliance checker reads the log with its ResNet rules.
 """
 
 from __future__ import annotations
