@@ -84,6 +84,31 @@ for what in "$@"; do
             --work /tmp/work --no-probe --epochs 4 --batch 400 --compile-mode reduce-overhead \
             --set kernel_tuning=coordinate-descent >"$OUT/imagenet_bs400_tuned.txt" 2>&1
         echo "   exit $?"; tail -4 "$OUT/imagenet_bs400_tuned.txt" ;;
+    bn_kernels)
+        echo "== bn_kernels $(date -u +%H:%M:%S)"
+        timeout 300 python3 -u benchmarks/bn_kernels.py --batch 400 --json "$OUT/bn_kernels_h200.json" \
+            >"$OUT/bn_kernels.txt" 2>&1
+        echo "   exit $?"; tail -22 "$OUT/bn_kernels.txt" ;;
+    bn_kernels_tuned)
+        echo "== bn_kernels_tuned $(date -u +%H:%M:%S)"
+        timeout 420 python3 -u benchmarks/bn_kernels.py --batch 400 --tuned --json "$OUT/bn_kernels_tuned_h200.json" \
+            >"$OUT/bn_kernels_tuned.txt" 2>&1
+        echo "   exit $?"; tail -22 "$OUT/bn_kernels_tuned.txt" ;;
+    pool_kernels)
+        echo "== pool_kernels $(date -u +%H:%M:%S)"
+        timeout 200 python3 -u benchmarks/pool_kernels.py --batch 400 --json "$OUT/pool_kernels_h200.json" \
+            >"$OUT/pool_kernels.txt" 2>&1
+        echo "   exit $?"; tail -6 "$OUT/pool_kernels.txt" ;;
+    attention_kernels)
+        echo "== attention_kernels $(date -u +%H:%M:%S)"
+        timeout 200 python3 -u benchmarks/attention_kernels.py --json "$OUT/attention_kernels_h200.json" \
+            >"$OUT/attention_kernels.txt" 2>&1
+        echo "   exit $?"; tail -7 "$OUT/attention_kernels.txt" ;;
+    cudnn_fusion)
+        echo "== cudnn_fusion $(date -u +%H:%M:%S)"
+        timeout 200 python3 -u benchmarks/cudnn_fusion_probe.py --json "$OUT/cudnn_fusion_h200.json" \
+            >"$OUT/cudnn_fusion.txt" 2>&1
+        echo "   exit $?"; tail -8 "$OUT/cudnn_fusion.txt" ;;
     *) echo "unknown step $what" ;;
     esac
 done
