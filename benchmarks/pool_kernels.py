@@ -6,6 +6,7 @@ bf16 in channels-last memory, `max_pool2d(relu(x), 3, 2, 1)` and the gradient of
 
 - eager: torch's own kernels;
 - inductor: the same under torch.compile (what the executors run);
+- triton: specbench.workloads.fused_pool's kernels (the ReLU by torch);
 - inductor, nine views: the pooling written as the maximum of its nine strided views of the padded input,
   under torch.compile. Its gradient differs from max_pool2d's only where two values of a window tie
   for the maximum (max_pool2d gives the first the whole gradient, torch.maximum splits it); after the
@@ -32,11 +33,18 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gpu_env import environment
+
+from specbench.workloads.fused_pool import max_pool_3x3s2
 
 
 def pooled(x: torch.Tensor) -> torch.Tensor:
     return F.max_pool2d(F.relu(x), 3, 2, 1)
+
+
+def triton_pooled(x: torch.Tensor) -> torch.Tensor:
+    return max_pool_3x3s2(torch.relu(x))
 
 
 def nine_views(x: torch.Tensor) -> torch.Tensor:
@@ -85,6 +93,7 @@ def main() -> int:
         "eager": pooled,
         "inductor": torch.compile(pooled, dynamic=False),
         "inductor_nine_views": torch.compile(nine_views, dynamic=False),
+        "triton": triton_pooled,
     }
     reference = torch.autograd.grad(pooled(x), [x], grad)[0]
     differ = {}

@@ -109,6 +109,11 @@ for what in "$@"; do
         timeout 200 python3 -u benchmarks/cudnn_fusion_probe.py --json "$OUT/cudnn_fusion_h200.json" \
             >"$OUT/cudnn_fusion.txt" 2>&1
         echo "   exit $?"; tail -8 "$OUT/cudnn_fusion.txt" ;;
+    r400_fused) resnet r400_fused 400 "400 --set fused_kernels=triton" reduce-overhead ;;
+    pytest_fused)
+        echo "== pytest_fused $(date -u +%H:%M:%S)"
+        timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py >"$OUT/pytest_fused.txt" 2>&1
+        echo "   exit $?"; tail -3 "$OUT/pytest_fused.txt" ;;
     *) echo "unknown step $what" ;;
     esac
 done

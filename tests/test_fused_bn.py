@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 import torch
@@ -96,3 +97,135 @@ def test_bfloat16_matches_torch_to_bfloat16_rounding_in_the_interpreter() -> Non
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_matches_torch_on_cuda(dtype: str) -> None:
     assert_close(compare("cuda", dtype, interpret=False), 1e-4 if dtype == "float32" else 2e-2)
+
+
+# ResNet-50 with fuse(): its stem and blocks against torchvision's, each given the same input and output gradient
+# (a whole tiny model is ill-conditioned: a batch norm over two values of one channel turns a rounding
+# difference of its input into a sign)
+BLOCKS = r"""
+import copy, json, sys
+import torch, torchvision
+from specbench.workloads.resnet50.fused import fuse, stem as fused_stem
+
+device = sys.argv[1]
+torch.manual_seed(0)
+plain = torchvision.models.resnet50(num_classes=10).to(device).to(memory_format=torch.channels_last)
+fused = fuse(copy.deepcopy(plain))
+plain.train(); fused.train()
+cl = torch.channels_last
+report = {}
+
+def stem(m, x):
+    return m.maxpool(m.relu(m.bn1(m.conv1(x)))) if m is plain else fused_stem(m, x)
+
+cases = {
+    "stem": (lambda m: (lambda x: stem(m, x)), (4, 3, 32, 32)),
+    "layer1.0 (downsample)": (lambda m: m.layer1[0], (4, 64, 8, 8)),
+    "layer2.1": (lambda m: m.layer2[1], (4, 512, 4, 4)),
+    "layer4.0 (downsample)": (lambda m: m.layer4[0], (4, 1024, 4, 4)),
+}
+for name, (pick, shape) in cases.items():
+    x = torch.randn(shape, device=device).contiguous(memory_format=cl)
+    outs = {}
+    for key, model in (("plain", plain), ("fused", fused)):
+        xi = x.clone().requires_grad_()
+        y = pick(model)(xi)
+        g = torch.randn(y.shape, device=device, generator=torch.Generator(device=device).manual_seed(1))
+        y.backward(g)
+        outs[key] = (y.detach(), xi.grad)
+    row = {
+        "output": float((outs["fused"][0] - outs["plain"][0]).abs().max() / outs["plain"][0].abs().max()),
+        "input grad": float((outs["fused"][1] - outs["plain"][1]).abs().max() / outs["plain"][1].abs().max()),
+    }
+    report[name] = row
+grads = [(a.grad, b.grad) for a, b in zip(fused.parameters(), plain.parameters()) if b.grad is not None]
+report["parameter grads"] = {"worst": max(float((a - b).abs().max() / b.abs().max()) for a, b in grads), "count": len(grads)}
+buffers = [(a, b) for a, b in zip(fused.buffers(), plain.buffers())]
+report["buffers"] = {"worst": max(float((a.double() - b.double()).abs().max()) for a, b in buffers),
+                     "tracked": int(sum(int(b.item()) for b in fused.buffers() if b.dtype == torch.long))}
+fused.eval(); plain.eval()
+with torch.no_grad():
+    x = torch.randn(2, 3, 64, 64, device=device).contiguous(memory_format=cl)
+    report["eval"] = float((fused(x) - plain(x)).abs().max() / plain(x).abs().max())
+print(json.dumps(report))
+"""
+
+
+def blocks(device: str, interpret: bool) -> dict[str, dict[str, float]]:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""} if interpret else dict(os.environ)
+    proc = subprocess.run([sys.executable, "-c", BLOCKS, device], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def assert_blocks(report: dict[str, Any], tolerance: float) -> None:
+    for name in ("stem", "layer1.0 (downsample)", "layer2.1", "layer4.0 (downsample)"):
+        assert max(report[name].values()) < tolerance, (name, report[name])
+    # the parameters of the stem (3), of two blocks with a downsampling branch (12 each) and of one without (9)
+    assert report["parameter grads"]["count"] == 36 and report["parameter grads"]["worst"] < tolerance, report
+    # running statistics as torch's, and each of the 12 batch norms that ran counted its batch once
+    assert report["buffers"]["worst"] < tolerance and report["buffers"]["tracked"] == 12, report
+    assert report["eval"] < tolerance, report
+
+
+@INTERPRETER
+def test_fused_resnet_blocks_match_torchvision_in_the_interpreter() -> None:
+    assert_blocks(blocks("cpu", interpret=True), 1e-4)
+
+
+@CUDA
+def test_fused_resnet_blocks_match_torchvision_on_cuda() -> None:
+    assert_blocks(blocks("cuda", interpret=False), 1e-3)
+
+
+POOL = r"""
+import json, sys
+import torch, torch.nn.functional as F
+from specbench.workloads.fused_pool import max_pool_3x3s2
+
+device = sys.argv[1]
+g = torch.Generator().manual_seed(0)
+report = {}
+for dtype in (torch.float32, torch.bfloat16):
+    # odd and even sizes; small integers make ties in most windows, which the first position must win
+    for n, c, h, w, ties in ((2, 8, 7, 9, True), (3, 40, 12, 12, False), (1, 64, 5, 6, True)):
+        x = torch.randint(0, 3, (n, c, h, w), generator=g).float() if ties else torch.randn(n, c, h, w, generator=g)
+        x = x.to(dtype).to(device).contiguous(memory_format=torch.channels_last).requires_grad_()
+        gy = torch.randn(n, c, (h - 1) // 2 + 1, (w - 1) // 2 + 1, generator=g).to(dtype).to(device)
+        y = max_pool_3x3s2(x)
+        (dx,) = torch.autograd.grad(y, [x], gy)
+        y_ref = F.max_pool2d(x.detach().float().requires_grad_(), 3, 2, 1)
+        (dx_ref,) = torch.autograd.grad(y_ref, [y_ref.grad_fn.next_functions[0][0].variable], gy.float())
+        report[f"{dtype} {n}x{c}x{h}x{w}"] = {
+            "same output": torch.equal(y.float(), y_ref),
+            "grad": float((dx.float() - dx_ref).abs().max()),
+            "channels_last": y.is_contiguous(memory_format=torch.channels_last),
+        }
+print(json.dumps(report))
+"""
+
+
+def pooled(device: str, interpret: bool) -> dict[str, dict[str, Any]]:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""} if interpret else dict(os.environ)
+    proc = subprocess.run([sys.executable, "-c", POOL, device], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def assert_pooled(report: dict[str, dict[str, Any]]) -> None:
+    assert len(report) == 6
+    for key, row in report.items():
+        assert row["same output"] and row["channels_last"], (key, row)
+        # the gradient of float32 inputs is exact (each input sums at most four output gradients); a bfloat16
+        # gradient is that sum rounded once to bfloat16 (under 0.04 for these sums of at most four normal values)
+        assert row["grad"] < (1e-6 if "float32" in key else 0.04), (key, row)
+
+
+@INTERPRETER
+def test_max_pool_matches_torch_ties_included_in_the_interpreter() -> None:
+    assert_pooled(pooled("cpu", interpret=True))
+
+
+@CUDA
+def test_max_pool_matches_torch_ties_included_on_cuda() -> None:
+    assert_pooled(pooled("cuda", interpret=False))

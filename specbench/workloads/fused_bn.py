@@ -5,7 +5,7 @@
 with the batch's statistics, updates the running statistics as torch does (unbiased variance), and
 differentiates by the kernels below:
 
-- forward: one pass over x for per-channel sums (shifted by the running mean, so the variance keeps its
+- forward: one pass over x for per-channel sums (less a pivot row of each split, combined split by split, so the variance keeps its
   precision), a small kernel for mean, 1/std and the running statistics, one pass for the output;
 - backward: one pass over the output gradient and x (the ReLU's mask recomputed from x, or read from
   the output where a residual was added) for the two per-channel sums, one pass for the input gradient.
@@ -39,40 +39,51 @@ if os.environ.get("TRITON_INTERPRET") == "1":  # the interpreter has no device t
 
 @triton.autotune(configs=REDUCE_CONFIGS, key=["M", "C"])
 @triton.jit
-def _stats(X, SHIFT, PSUM, PSQ, M, C, ROWS_PER, BM: tl.constexpr, BC: tl.constexpr):
+def _stats(X, PIVOT, PSUM, PSQ, M, C, ROWS_PER, BM: tl.constexpr, BC: tl.constexpr):
+    # sums of x less the split's first row: a pivot within the data's spread keeps the variance's precision
     cols = tl.program_id(0) * BC + tl.arange(0, BC)
     split = tl.program_id(1)
     cmask = cols < C
-    shift = tl.load(SHIFT + cols, mask=cmask, other=0.0)
+    start = split * ROWS_PER
+    pivot = tl.load(X + start.to(tl.int64) * C + cols, mask=cmask & (start < M), other=0.0).to(tl.float32)
     acc = tl.zeros([BM, BC], dtype=tl.float32)
     acc2 = tl.zeros([BM, BC], dtype=tl.float32)
-    start = split * ROWS_PER
     for r in range(0, ROWS_PER, BM):
         rows = start + r + tl.arange(0, BM)
         m = (rows[:, None] < M) & cmask[None, :]
         x = tl.load(X + rows[:, None].to(tl.int64) * C + cols[None, :], mask=m, other=0.0).to(tl.float32)
-        d = tl.where(m, x - shift[None, :], 0.0)
+        d = tl.where(m, x - pivot[None, :], 0.0)
         acc += d
         acc2 += d * d
+    tl.store(PIVOT + split * C + cols, pivot, mask=cmask)
     tl.store(PSUM + split * C + cols, tl.sum(acc, 0), mask=cmask)
     tl.store(PSQ + split * C + cols, tl.sum(acc2, 0), mask=cmask)
 
 
 @triton.jit
 def _finish_stats(
-    PSUM, PSQ, SPLITS, W, B, RMEAN, RVAR, MEAN, RSTD, SCALE, SHIFT, M, C, momentum, eps, BC: tl.constexpr
-):
+    PIVOT, PSUM, PSQ, SPLITS, ROWS_PER, W, B, RMEAN, RVAR, NEW_RMEAN, NEW_RVAR, MEAN, RSTD, SCALE, SHIFT,
+    M, C, momentum, eps, BC: tl.constexpr,
+):  # fmt: skip
+    # each split's mean and sum of squared deviations, combined split by split (Chan et al.'s pairwise update)
     cols = tl.program_id(0) * BC + tl.arange(0, BC)
     cmask = cols < C
-    s = tl.zeros([BC], dtype=tl.float32)
-    q = tl.zeros([BC], dtype=tl.float32)
+    count = tl.zeros([BC], dtype=tl.float32)
+    mean = tl.zeros([BC], dtype=tl.float32)
+    m2 = tl.zeros([BC], dtype=tl.float32)
     for i in range(0, SPLITS):
-        s += tl.load(PSUM + i * C + cols, mask=cmask, other=0.0)
-        q += tl.load(PSQ + i * C + cols, mask=cmask, other=0.0)
-    pivot = tl.load(RMEAN + cols, mask=cmask, other=0.0)
-    d = s / M
-    var = tl.maximum(q / M - d * d, 0.0)
-    mean = pivot + d
+        n_i = tl.minimum(tl.maximum(M - i * ROWS_PER, 0), ROWS_PER).to(tl.float32)
+        if n_i > 0:
+            s = tl.load(PSUM + i * C + cols, mask=cmask, other=0.0)
+            q = tl.load(PSQ + i * C + cols, mask=cmask, other=0.0)
+            mean_i = tl.load(PIVOT + i * C + cols, mask=cmask, other=0.0) + s / n_i
+            m2_i = tl.maximum(q - s * s / n_i, 0.0)
+            total = count + n_i
+            delta = mean_i - mean
+            mean += delta * (n_i / total)
+            m2 += m2_i + delta * delta * (count * n_i / total)
+            count = total
+    var = m2 / M
     rstd = 1.0 / tl.sqrt(var + eps)
     w = tl.load(W + cols, mask=cmask, other=1.0).to(tl.float32)
     b = tl.load(B + cols, mask=cmask, other=0.0).to(tl.float32)
@@ -81,9 +92,10 @@ def _finish_stats(
     tl.store(RSTD + cols, rstd, mask=cmask)
     tl.store(SCALE + cols, scale, mask=cmask)
     tl.store(SHIFT + cols, b - mean * scale, mask=cmask)
+    rmean = tl.load(RMEAN + cols, mask=cmask, other=0.0)
     rvar = tl.load(RVAR + cols, mask=cmask, other=0.0)
-    tl.store(RMEAN + cols, pivot * (1.0 - momentum) + mean * momentum, mask=cmask)
-    tl.store(RVAR + cols, rvar * (1.0 - momentum) + var * (M / (M - 1.0)) * momentum, mask=cmask)
+    tl.store(NEW_RMEAN + cols, rmean * (1.0 - momentum) + mean * momentum, mask=cmask)
+    tl.store(NEW_RVAR + cols, rvar * (1.0 - momentum) + var * (M / (M - 1.0)) * momentum, mask=cmask)
 
 
 @triton.autotune(configs=TILE_CONFIGS, key=["M", "C"])
@@ -209,69 +221,125 @@ def _like(rows: torch.Tensor, shape: torch.Size) -> torch.Tensor:
     return rows.view(n, h, w, c).permute(0, 3, 1, 2)
 
 
-class _BnAct(torch.autograd.Function):
-    @staticmethod
-    def forward(  # type: ignore[override]
-        ctx: Any,
-        x: torch.Tensor,
-        weight: torch.Tensor,
-        bias: torch.Tensor,
-        running_mean: torch.Tensor,
-        running_var: torch.Tensor,
-        residual: torch.Tensor | None,
-        relu: bool,
-        momentum: float,
-        eps: float,
-    ) -> torch.Tensor:
-        xr = _rows(x)
-        m, c = xr.shape
-        bc = _block_c(c)
-        splits, rows_per = _splits(m, c, bc)
-        f32: dict[str, Any] = {"device": x.device, "dtype": torch.float32}
-        psum = torch.empty((splits, c), **f32)
-        psq = torch.empty((splits, c), **f32)
-        _stats[(triton.cdiv(c, bc), splits)](xr, running_mean, psum, psq, m, c, rows_per, BC=bc)
-        mean, rstd, scale, shift = (torch.empty(c, **f32) for _ in range(4))
-        _finish_stats[(triton.cdiv(c, bc),)](
-            psum, psq, splits, weight, bias, running_mean, running_var, mean, rstd, scale, shift,
-            m, c, momentum, eps, BC=bc,
-        )  # fmt: skip
-        yr = torch.empty_like(xr)
-        rr = _rows(residual) if residual is not None else xr
-        _apply[_tiles(m, c)](xr, rr, yr, scale, shift, m, c, HAS_RES=residual is not None, RELU=relu)
-        ctx.relu = relu
-        ctx.has_res = residual is not None
-        ctx.shape = x.shape
-        ctx.param_dtype = weight.dtype
-        ctx.save_for_backward(xr, yr if ctx.has_res else None, mean, rstd, scale, shift)
-        return _like(yr, x.shape)
+@torch.library.custom_op(
+    "specbench::bn_act",
+    mutates_args=(),
+    schema="(Tensor x, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, Tensor? residual, "
+    "bool relu, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+def _bn_act(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    residual: torch.Tensor | None,
+    relu: bool,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, ...]:
+    """The output, the batch's mean, 1/std and folded scale and shift (for the backward), the new running statistics.
 
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
-        xr, yr, mean, rstd, scale, shift = ctx.saved_tensors
-        dyr = _rows(dy)
-        m, c = xr.shape
-        bc = _block_c(c)
-        splits, rows_per = _splits(m, c, bc)
-        f32: dict[str, Any] = {"device": xr.device, "dtype": torch.float32}
-        pdb = torch.empty((splits, c), **f32)
-        pdw = torch.empty((splits, c), **f32)
-        # With a residual, the ReLU's gradient is written once (it is also the residual's gradient) and
-        # the input gradient reads it back; without, the mask is recomputed from x in both passes.
-        dzr = torch.empty_like(xr) if ctx.has_res else dyr
-        _grad_stats[(triton.cdiv(c, bc), splits)](
-            dyr, xr, yr if ctx.has_res else xr, dzr, mean, rstd, scale, shift, pdb, pdw, m, c, rows_per,
-            MASK_FROM_Y=ctx.has_res, RELU=ctx.relu, WRITE_DZ=ctx.has_res, BC=bc,
-        )  # fmt: skip
-        db = torch.empty(c, **f32)
-        dw = torch.empty(c, **f32)
-        _finish_grads[(triton.cdiv(c, bc),)](pdb, pdw, splits, db, dw, c, BC=bc)
-        dxr = torch.empty_like(xr)
-        _grad_input[_tiles(m, c)](
-            dzr, xr, dxr, mean, rstd, scale, shift, db, dw, m, c, RELU=ctx.relu and not ctx.has_res
-        )
-        dres = _like(dzr, ctx.shape) if ctx.has_res else None
-        return _like(dxr, ctx.shape), dw.to(ctx.param_dtype), db.to(ctx.param_dtype), None, None, dres, None, None, None
+    Functional (it returns the running statistics instead of updating them), so that autograd can be registered.
+    """
+    xr = _rows(x)
+    m, c = xr.shape
+    bc = _block_c(c)
+    splits, rows_per = _splits(m, c, bc)
+    f32: dict[str, Any] = {"device": x.device, "dtype": torch.float32}
+    pivot, psum, psq = (torch.empty((splits, c), **f32) for _ in range(3))
+    _stats[(triton.cdiv(c, bc), splits)](xr, pivot, psum, psq, m, c, rows_per, BC=bc)
+    mean, rstd, scale, shift, new_mean, new_var = (torch.empty(c, **f32) for _ in range(6))
+    _finish_stats[(triton.cdiv(c, bc),)](
+        pivot, psum, psq, splits, rows_per, weight, bias, running_mean, running_var, new_mean, new_var,
+        mean, rstd, scale, shift,
+        m, c, momentum, eps, BC=bc,
+    )  # fmt: skip
+    yr = torch.empty_like(xr)
+    rr = _rows(residual) if residual is not None else xr
+    _apply[_tiles(m, c)](xr, rr, yr, scale, shift, m, c, HAS_RES=residual is not None, RELU=relu)
+    return _like(yr, x.shape), mean, rstd, scale, shift, new_mean, new_var
+
+
+@_bn_act.register_fake
+def _bn_act_fake(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, running_mean: torch.Tensor, running_var: torch.Tensor,
+    residual: torch.Tensor | None, relu: bool, momentum: float, eps: float,
+) -> tuple[torch.Tensor, ...]:  # fmt: skip
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device, memory_format=torch.channels_last)
+    return (y, *(x.new_empty(x.shape[1], dtype=torch.float32) for _ in range(6)))
+
+
+@torch.library.custom_op(
+    "specbench::bn_act_backward",
+    mutates_args=(),
+    schema="(Tensor dy, Tensor x, Tensor? y, Tensor mean, Tensor rstd, Tensor scale, Tensor shift, bool relu) "
+    "-> (Tensor, Tensor, Tensor, Tensor)",
+)
+def _bn_act_backward(
+    dy: torch.Tensor,
+    x: torch.Tensor,
+    y: torch.Tensor | None,
+    mean: torch.Tensor,
+    rstd: torch.Tensor,
+    scale: torch.Tensor,
+    shift: torch.Tensor,
+    relu: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dx, dweight, dbias (float32) and, when the forward added a residual (y given), its gradient (else empty)."""
+    has_res = y is not None
+    xr, dyr = _rows(x), _rows(dy)
+    m, c = xr.shape
+    bc = _block_c(c)
+    splits, rows_per = _splits(m, c, bc)
+    f32: dict[str, Any] = {"device": xr.device, "dtype": torch.float32}
+    pdb = torch.empty((splits, c), **f32)
+    pdw = torch.empty((splits, c), **f32)
+    # With a residual, the ReLU's gradient is written once (it is also the residual's gradient) and the
+    # input gradient reads it back; without, the mask is recomputed from x in both passes.
+    dzr = torch.empty_like(xr) if has_res else dyr
+    _grad_stats[(triton.cdiv(c, bc), splits)](
+        dyr, xr, _rows(y) if y is not None else xr, dzr, mean, rstd, scale, shift, pdb, pdw, m, c, rows_per,
+        MASK_FROM_Y=has_res, RELU=relu, WRITE_DZ=has_res, BC=bc,
+    )  # fmt: skip
+    db = torch.empty(c, **f32)
+    dw = torch.empty(c, **f32)
+    _finish_grads[(triton.cdiv(c, bc),)](pdb, pdw, splits, db, dw, c, BC=bc)
+    dxr = torch.empty_like(xr)
+    _grad_input[_tiles(m, c)](dzr, xr, dxr, mean, rstd, scale, shift, db, dw, m, c, RELU=relu and not has_res)
+    dres = _like(dzr, x.shape) if has_res else x.new_empty(0)
+    return _like(dxr, x.shape), dw, db, dres
+
+
+@_bn_act_backward.register_fake
+def _bn_act_backward_fake(
+    dy: torch.Tensor, x: torch.Tensor, y: torch.Tensor | None, mean: torch.Tensor, rstd: torch.Tensor,
+    scale: torch.Tensor, shift: torch.Tensor, relu: bool,
+) -> tuple[torch.Tensor, ...]:  # fmt: skip
+    def act() -> torch.Tensor:
+        return torch.empty(x.shape, dtype=x.dtype, device=x.device, memory_format=torch.channels_last)
+
+    c = x.shape[1]
+    return act(), mean.new_empty(c), mean.new_empty(c), act() if y is not None else x.new_empty(0)
+
+
+def _setup(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, ...]) -> None:
+    x, weight, _, _, _, residual, relu, _, _ = inputs
+    y, mean, rstd, scale, shift, _, _ = output
+    ctx.relu = relu
+    ctx.has_res = residual is not None
+    ctx.param_dtype = weight.dtype
+    ctx.save_for_backward(x, y if ctx.has_res else None, mean, rstd, scale, shift)
+
+
+def _backward(ctx: Any, dy: torch.Tensor, *_: Any) -> tuple[Any, ...]:
+    x, y, mean, rstd, scale, shift = ctx.saved_tensors
+    dx, dw, db, dres = _bn_act_backward(dy, x, y, mean, rstd, scale, shift, ctx.relu)
+    dt = ctx.param_dtype
+    return dx, dw.to(dt), db.to(dt), None, None, dres if ctx.has_res else None, None, None, None
+
+
+_bn_act.register_autograd(_backward, setup_context=_setup)
 
 
 def bn_act(
@@ -285,6 +353,12 @@ def bn_act(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> torch.Tensor:
-    """relu(batch_norm(x) + residual) in training mode with the kernels above (see the module's text)."""
-    out: torch.Tensor = _BnAct.apply(x, weight, bias, running_mean, running_var, residual, relu, momentum, eps)
-    return out
+    """relu(batch_norm(x) + residual) in training mode with the kernels above (see the module's text).
+
+    An operator of its own (`torch.ops.specbench.bn_act`), so that torch.compile keeps it whole.
+    """
+    out, *_, new_mean, new_var = _bn_act(x, weight, bias, running_mean, running_var, residual, relu, momentum, eps)
+    with torch.no_grad():
+        running_mean.copy_(new_mean)
+        running_var.copy_(new_var)
+    return out  # type: ignore[no-any-return]

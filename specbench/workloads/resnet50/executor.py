@@ -19,7 +19,7 @@ from specbench.data.imagedata import EVAL_SEED, TRAIN_SEED, TensorBatches, gener
 from specbench.data.imagenet import scan_tree
 from specbench.errors import UsageError
 from specbench.run.base import Executor, RunOutcome
-from specbench.run.config import RunConfig
+from specbench.run.config import Option, RunConfig
 from specbench.run.context import RunContext
 from specbench.run.loop import train_to_quality
 from specbench.run.training import TimedSteps, timed_steps, warm_up, warmup_cosine
@@ -39,7 +39,19 @@ from specbench.workloads.resnet50.training import evaluate as _evaluate  # the n
 from specbench.workloads.resnet50.training import train_step as _step
 from specbench.workloads.training import decay_groups, mixed_precision, optimizer_kernel, set_learning_rate
 
-OPTIONS = {**CONV_OPTIONS, **DATA_OPTIONS}
+OPTIONS = {
+    **CONV_OPTIONS,
+    **DATA_OPTIONS,
+    "fused_kernels": Option(
+        "fused_kernels",
+        "framework",
+        "batch norms with their residual adds and ReLUs, and the stem's max pooling: none (torch's operators, fused "
+        "by torch.compile where it runs) or triton (specbench's Triton kernels; CUDA, channels_last: docs/execute.md)",
+        ("none", "triton"),
+        "none",
+        "none",
+    ),
+}
 DEFAULTS: dict[str, Any] = {
     "optimizer": "sgd",
     "momentum": 0.875,
@@ -149,6 +161,12 @@ class ResNet50Executor(Executor):
         optimizer = self.configure(ctx, model)
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
         autocast, scaler = mixed_precision(ctx.device, precision)
+        if ctx.settings.get("fused_kernels", "none") == "triton":
+            if ctx.device != "cuda":
+                raise UsageError("fused_kernels=triton runs Triton kernels on a CUDA device (--device cuda)")
+            from specbench.workloads.resnet50.fused import fuse
+
+            model = fuse(model)
         model = wrap_model(ctx, model)
         train = val = synthetic = None
         if spec.kind == "throughput" or ctx.synthetic:
