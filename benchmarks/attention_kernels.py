@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_env import environment
+from gpu_env import environment, median_ms
 
 KERNELS = {
     "cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -36,28 +37,10 @@ KERNELS = {
 }
 
 
-def time_step(kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad: torch.Tensor, dropout: float,
-              iters: int) -> float:  # fmt: skip
-    """Median milliseconds of one forward and backward over `iters` calls, timed in 5 groups after 3 warm-up calls."""
-
-    def step() -> None:
-        with sdpa_kernel([kernel]):
-            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
-            torch.autograd.grad(out, [q, k, v], grad)
-
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            step()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / iters)
-    return sorted(times)[2]
+def step(kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grad: torch.Tensor, dropout: float) -> None:
+    with sdpa_kernel([kernel]):
+        out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+        torch.autograd.grad(out, [q, k, v], grad)
 
 
 def main() -> int:
@@ -82,7 +65,7 @@ def main() -> int:
         for dropout in (0.1, 0.0):
             row: dict[str, Any] = {"kernel": name, "dropout": dropout}
             try:
-                ms = time_step(kernel, q, k, v, grad, dropout, args.iters)
+                ms = median_ms(partial(step, kernel, q, k, v, grad, dropout), args.iters)
             except RuntimeError as exc:  # the kernel does not take this shape or dropout
                 row["error"] = str(exc).splitlines()[0][:200]
                 print(f"{name:9s} dropout {dropout}: not run ({row['error']})", flush=True)

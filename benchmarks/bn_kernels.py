@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from gpu_env import environment
+from gpu_env import environment, median_ms
 
 from specbench.workloads.fused_bn import bn_act
 
@@ -110,22 +110,6 @@ def graphed(fn: Any, a: dict[str, Any]) -> torch.cuda.CUDAGraph:
     return graph
 
 
-def time_graph(graph: torch.cuda.CUDAGraph, iters: int) -> float:
-    """Median milliseconds of one replay over `iters` replays, timed in 5 groups."""
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / iters)
-    return sorted(times)[2]
-
-
 def check(batch: int) -> dict[str, float]:
     """Largest relative error of the triton kernels' output and gradients against eager fp32, on two sites."""
     worst: dict[str, float] = {}
@@ -135,7 +119,7 @@ def check(batch: int) -> dict[str, float]:
         y = fused(**a)
         grad = torch.randn_like(y)
         got = [y, *torch.autograd.grad(y, leaves, grad)]
-        f32 = {k: (v.detach().float().requires_grad_() if isinstance(v, torch.Tensor) and v.requires_grad else v)
+        f32: dict[str, Any] = {k: (v.detach().float().requires_grad_() if isinstance(v, torch.Tensor) and v.requires_grad else v)
                for k, v in a.items()}  # fmt: skip
         f32["rm"], f32["rv"] = torch.zeros_like(a["rm"]), torch.ones_like(a["rv"])
         leaves32 = [f32["x"], f32["w"], f32["b"]] + ([f32["res"]] if f32["res"] is not None else [])
@@ -155,7 +139,7 @@ def copy_gbps(iters: int) -> float:
     dst.copy_(src)
     with torch.cuda.graph(graph):
         dst.copy_(src)
-    ms = time_graph(graph, iters)
+    ms = median_ms(graph.replay, iters, warmup=1)
     return 2 * src.numel() * 2 / (ms / 1e3) / 1e9
 
 
@@ -186,7 +170,7 @@ def main() -> int:
         row: dict[str, Any] = {"channels": c, "size": hw, "kind": kind, "count": count, "ms": {}}
         for name, fn in variants.items():
             a = inputs(args.batch, c, hw, kind)
-            ms = time_graph(graphed(fn, a), args.iters)
+            ms = median_ms(graphed(fn, a).replay, args.iters, warmup=1)
             row["ms"][name] = ms
             totals[name] += ms * count
             del a

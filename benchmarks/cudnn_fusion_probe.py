@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_env import environment
+from gpu_env import environment, median_ms
 
 SHAPES = (
     # name, input channels, output channels, kernel, input size, stride, count in ResNet-50
@@ -87,22 +87,6 @@ def fused_graph(x: torch.Tensor, w: torch.Tensor, scale: torch.Tensor, bias: tor
     return graph, (tx, tw, ts, tb, ty, tsum, tsq)
 
 
-def timed(fn: Any, iters: int) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / iters)
-    return sorted(times)[2]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--batch", type=int, default=400)
@@ -129,7 +113,7 @@ def main() -> int:
 
         row: dict[str, Any] = {"name": name, "count": count}
         z_ref, s_ref, q_ref = separate()
-        row["separate_ms"] = timed(separate, args.iters)
+        row["separate_ms"] = median_ms(separate, args.iters)
         try:
             graph, (tx, tw, ts, tb, ty, tsum, tsq) = fused_graph(x, w, scale, bias, pad, stride)
             y = torch.empty_like(z_ref)
@@ -146,7 +130,7 @@ def main() -> int:
                 "sum": float((s.flatten() - s_ref).abs().max() / s_ref.abs().max()),
                 "sum_of_squares": float((q.flatten() - q_ref).abs().max() / q_ref.abs().max()),
             }
-            row["fused_ms"] = timed(fused, args.iters)
+            row["fused_ms"] = median_ms(fused, args.iters)
         except Exception as exc:  # the frontend has no engine for this graph here
             row["fused_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         rows.append(row)

@@ -1,10 +1,11 @@
-"""What the GPU benchmark scripts share: GPU 0's NVML energy counter and the environment a result records."""
+"""What the GPU benchmark scripts share: GPU 0's NVML energy counter, the environment a result records, a CUDA timer."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import platform
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -40,3 +41,20 @@ def environment(**extra: Any) -> dict[str, Any]:
         "host_cpus": os.cpu_count(),
         **extra,
     }
+
+
+def median_ms(fn: Callable[[], object], iters: int, warmup: int = 3) -> float:
+    """Median milliseconds of one call of fn, over 5 groups of `iters` calls timed by CUDA events, after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(5):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / iters)
+    return sorted(times)[2]

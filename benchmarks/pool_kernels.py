@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from gpu_env import environment
+from gpu_env import environment, median_ms
 
 from specbench.workloads.fused_pool import max_pool_3x3s2
 
@@ -45,6 +46,10 @@ def pooled(x: torch.Tensor) -> torch.Tensor:
 
 def triton_pooled(x: torch.Tensor) -> torch.Tensor:
     return max_pool_3x3s2(torch.relu(x))
+
+
+def step(fn: Any, x: torch.Tensor, grad: torch.Tensor) -> None:
+    torch.autograd.grad(fn(x), [x], grad)
 
 
 def nine_views(x: torch.Tensor) -> torch.Tensor:
@@ -58,23 +63,6 @@ def nine_views(x: torch.Tensor) -> torch.Tensor:
             out = view if out is None else torch.maximum(out, view)
     assert out is not None
     return out
-
-
-def timed(fn: Any, x: torch.Tensor, grad: torch.Tensor, iters: int) -> float:
-    """Median milliseconds of one forward and backward over `iters` calls, in 5 groups after 3 warm-up calls."""
-    for _ in range(3):
-        torch.autograd.grad(fn(x), [x], grad)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            torch.autograd.grad(fn(x), [x], grad)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / iters)
-    return sorted(times)[2]
 
 
 def main() -> int:
@@ -105,7 +93,7 @@ def main() -> int:
     least_bytes = 2 * (2 * x.numel() + 2 * grad.numel())
     rows = {}
     for name, fn in variants.items():
-        ms = timed(fn, x, grad, args.iters)
+        ms = median_ms(partial(step, fn, x, grad), args.iters)
         rows[name] = {"ms": ms, "gbps_least_bytes": least_bytes / (ms / 1e3) / 1e9, "grad_values_differ": differ[name]}
         print(f"{name:20s} {ms:7.3f} ms  {rows[name]['gbps_least_bytes']:6.0f} GB/s of the least bytes  "
               f"gradient values differing from eager: {differ[name]} of {x.numel()}", flush=True)  # fmt: skip
