@@ -65,13 +65,18 @@ print(json.dumps(report))
 """
 
 
-def compare(device: str, dtype: str, interpret: bool) -> dict[str, dict[str, float]]:
+def run_script(script: str, *args: str, interpret: bool, timeout: int = 600) -> dict[str, Any]:
+    """A script's last line of JSON, run in a child (in Triton's interpreter, without a GPU, if `interpret`)."""
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""} if interpret else dict(os.environ)
     proc = subprocess.run(
-        [sys.executable, "-c", COMPARE, device, dtype], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=timeout
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def compare(device: str, dtype: str, interpret: bool) -> dict[str, Any]:
+    return run_script(COMPARE, device, dtype, interpret=interpret)
 
 
 def assert_close(report: dict[str, dict[str, float]], tolerance: float) -> None:
@@ -151,11 +156,8 @@ print(json.dumps(report))
 """
 
 
-def blocks(device: str, interpret: bool) -> dict[str, dict[str, float]]:
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""} if interpret else dict(os.environ)
-    proc = subprocess.run([sys.executable, "-c", BLOCKS, device], capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+def blocks(device: str, interpret: bool) -> dict[str, Any]:
+    return run_script(BLOCKS, device, interpret=interpret, timeout=900)
 
 
 def assert_blocks(report: dict[str, Any], tolerance: float) -> None:
@@ -205,11 +207,8 @@ print(json.dumps(report))
 """
 
 
-def pooled(device: str, interpret: bool) -> dict[str, dict[str, Any]]:
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""} if interpret else dict(os.environ)
-    proc = subprocess.run([sys.executable, "-c", POOL, device], capture_output=True, text=True, env=env, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+def pooled(device: str, interpret: bool) -> dict[str, Any]:
+    return run_script(POOL, device, interpret=interpret)
 
 
 def assert_pooled(report: dict[str, dict[str, Any]]) -> None:
