@@ -20,7 +20,9 @@ resnet() {  # NAME LIMIT BATCH COMPILE [ENV...]
     shift 4
     echo "== $name $(date -u +%H:%M:%S) $*"
     local t0=$SECONDS
-    env "$@" timeout "$limit" python3 -m specbench.cli execute caraml-resnet50 --device cuda --power nvml --runs 1 \
+    # SB_CLI: another entry point, such as lab/probes/cli_with.py with its settings in the environment
+    # shellcheck disable=SC2086
+    env "$@" timeout "$limit" ${SB_CLI:-python3 -m specbench.cli} execute caraml-resnet50 --device cuda --power nvml --runs 1 \
         --set global_batch_size=$batch --set compile_mode="$mode" --set precision=bf16 \
         --set memory_format=channels_last --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "   exit $? in $((SECONDS - t0)) s"
@@ -110,6 +112,11 @@ for what in "$@"; do
             >"$OUT/cudnn_fusion.txt" 2>&1
         echo "   exit $?"; tail -8 "$OUT/cudnn_fusion.txt" ;;
     r400_fused) resnet r400_fused 400 "400 --set fused_kernels=triton" reduce-overhead ;;
+    r400_pool) resnet r400_pool 300 "400 --set fused_kernels=pool" reduce-overhead ;;
+    r400_bl0) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bl0 300 400 reduce-overhead SB_CUDNN_BENCHMARK_LIMIT=0 ;;
+    r400_mm) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_mm 300 400 reduce-overhead SB_INDUCTOR='{"conv_1x1_as_mm": true}' ;;
+    r400_pool_tuned) resnet r400_pool_tuned 520 "400 --set fused_kernels=pool --set kernel_tuning=coordinate-descent" reduce-overhead ;;
+    r400_ma) resnet r400_ma 560 400 max-autotune ;;
     pytest_fused)
         echo "== pytest_fused $(date -u +%H:%M:%S)"
         timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py >"$OUT/pytest_fused.txt" 2>&1

@@ -228,3 +228,54 @@ def test_max_pool_matches_torch_ties_included_in_the_interpreter() -> None:
 @CUDA
 def test_max_pool_matches_torch_ties_included_on_cuda() -> None:
     assert_pooled(pooled("cuda", interpret=False))
+
+
+# fused_kernels=pool: torchvision's ResNet-50 with only the stem's pooling on the kernel, the whole model against
+# torchvision's (every other operator is torch's, so outputs agree to the pooling gradient's summation order)
+POOL_MODEL = r"""
+import copy, json, sys
+import torch, torchvision
+from specbench.workloads.resnet50.fused import MaxPool3x3s2, fuse_pool
+
+device = sys.argv[1]
+torch.manual_seed(0)
+plain = torchvision.models.resnet50(num_classes=10).to(device).to(memory_format=torch.channels_last)
+pooled = fuse_pool(copy.deepcopy(plain))
+x = torch.randn(4, 3, 64, 64, device=device).contiguous(memory_format=torch.channels_last)
+outs = []
+for model in (plain, pooled):
+    model.train()
+    y = model(x)
+    y.float().square().sum().backward()
+    outs.append((y.detach(), [p.grad for p in model.parameters()]))
+(y0, g0), (y1, g1) = outs
+print(json.dumps({
+    "kernel": isinstance(pooled.maxpool, MaxPool3x3s2),
+    "same keys": list(plain.state_dict()) == list(pooled.state_dict()),
+    "output": float((y1 - y0).abs().max() / y0.abs().max()),
+    "grads": max(float((a - b).abs().max() / b.abs().max().clamp_min(1e-12)) for a, b in zip(g1, g0)),
+}))
+"""
+
+
+def assert_pool_model(report: dict[str, Any], tolerance: float) -> None:
+    assert report["kernel"] and report["same keys"], report
+    assert report["output"] < tolerance and report["grads"] < tolerance, report
+
+
+@INTERPRETER
+def test_pool_only_resnet_matches_torchvision_in_the_interpreter() -> None:
+    assert_pool_model(run_script(POOL_MODEL, "cpu", interpret=True, timeout=900), 1e-4)
+
+
+@CUDA
+def test_pool_only_resnet_matches_torchvision_on_cuda() -> None:
+    assert_pool_model(run_script(POOL_MODEL, "cuda", interpret=False), 1e-3)
+
+
+def test_pool_only_needs_the_max_pooling_stem() -> None:
+    from specbench.errors import UsageError
+    from specbench.workloads.resnet50.fused import fuse_pool
+
+    with pytest.raises(UsageError, match="fused_kernels=pool needs"):
+        fuse_pool(torch.nn.Sequential(torch.nn.MaxPool2d(3, 2, 1)))

@@ -46,8 +46,9 @@ OPTIONS = {
         "fused_kernels",
         "framework",
         "batch norms with their residual adds and ReLUs, and the stem's max pooling: none (torch's operators, fused "
-        "by torch.compile where it runs) or triton (specbench's Triton kernels; CUDA, channels_last: docs/execute.md)",
-        ("none", "triton"),
+        "by torch.compile where it runs), triton (specbench's Triton kernels for both) or pool (its kernel for the "
+        "stem's pooling only); CUDA, channels_last: docs/execute.md",
+        ("none", "triton", "pool"),
         "none",
         "none",
     ),
@@ -161,12 +162,13 @@ class ResNet50Executor(Executor):
         optimizer = self.configure(ctx, model)
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
         autocast, scaler = mixed_precision(ctx.device, precision)
-        if ctx.settings.get("fused_kernels", "none") == "triton":
+        fused_kernels = ctx.settings.get("fused_kernels", "none")
+        if fused_kernels != "none":
             if ctx.device != "cuda":
-                raise UsageError("fused_kernels=triton runs Triton kernels on a CUDA device (--device cuda)")
-            from specbench.workloads.resnet50.fused import fuse
+                raise UsageError(f"fused_kernels={fused_kernels} runs Triton kernels on a CUDA device (--device cuda)")
+            from specbench.workloads.resnet50.fused import fuse, fuse_pool
 
-            model = fuse(model)
+            model = fuse(model) if fused_kernels == "triton" else fuse_pool(model)
         model = wrap_model(ctx, model)
         train = val = synthetic = None
         if spec.kind == "throughput" or ctx.synthetic:

@@ -9,7 +9,9 @@ statistics updated with the layer's momentum (unbiased variance), `num_batches_t
 evaluation mode the norms use the running statistics through torch. Parameters, buffers and the
 state dict are unchanged, so a checkpoint loads either way.
 
-Chosen with the executor setting `fused_kernels=triton` (framework layer); CUDA only.
+Chosen with the executor setting `fused_kernels=triton` (framework layer); CUDA only. `fused_kernels=pool`
+(`fuse_pool(model)`) puts only the stem's pooling on its kernel and leaves every batch norm to torch (and
+so to torch.compile's own fusion).
 """
 
 from __future__ import annotations
@@ -61,13 +63,31 @@ def _forward_impl(self: ResNet, x: torch.Tensor) -> torch.Tensor:
     return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
-def fuse(model: torch.nn.Module) -> torch.nn.Module:
-    """The same model, its forward on the fused kernels (see the module's text); checks that it is ResNet-50's shape."""
+class MaxPool3x3s2(torch.nn.Module):
+    """The stem's 3x3, stride-2, padding-1 max pooling on specbench's kernel (`fused_pool.max_pool_3x3s2`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return max_pool_3x3s2(x)
+
+
+def _check_stem(model: torch.nn.Module, setting: str) -> None:
     pool = getattr(model, "maxpool", None)
     if not isinstance(model, ResNet) or not isinstance(pool, torch.nn.MaxPool2d):
-        raise UsageError("fused_kernels=triton needs torchvision's ResNet with its max-pooling stem")
+        raise UsageError(f"fused_kernels={setting} needs torchvision's ResNet with its max-pooling stem")
     if (pool.kernel_size, pool.stride, pool.padding, pool.dilation, pool.ceil_mode) not in ((3, 2, 1, 1, False),):
-        raise UsageError(f"fused_kernels=triton needs the stem's 3x3, stride-2 max pooling, found {pool}")
+        raise UsageError(f"fused_kernels={setting} needs the stem's 3x3, stride-2 max pooling, found {pool}")
+
+
+def fuse_pool(model: torch.nn.Module) -> torch.nn.Module:
+    """The same model with only its stem's max pooling on specbench's kernel (no parameters or buffers change)."""
+    _check_stem(model, "pool")
+    model.maxpool = MaxPool3x3s2()
+    return model
+
+
+def fuse(model: torch.nn.Module) -> torch.nn.Module:
+    """The same model, its forward on the fused kernels (see the module's text); checks that it is ResNet-50's shape."""
+    _check_stem(model, "triton")
     norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     if any(bn.momentum is None or not bn.track_running_stats for bn in norms):
         raise UsageError("fused_kernels=triton needs batch norms with a momentum and running statistics")
