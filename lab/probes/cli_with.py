@@ -23,6 +23,6 @@ if os.environ.get("SB_INDUCTOR"):
         setattr(inductor_config, key, value)
         print(f"inductor.config.{key} = {value!r}", flush=True)
 
-from specbench.cli import main  # noqa: E402
+from specbench.cli import main
 
 sys.exit(main(sys.argv[1:]))

@@ -94,5 +94,5 @@ def fuse(model: torch.nn.Module) -> torch.nn.Module:
     for block in model.modules():
         if isinstance(block, Bottleneck):
             block.forward = types.MethodType(_bottleneck, block)  # type: ignore[method-assign]
-    model._forward_impl = types.MethodType(_forward_impl, model)  # type: ignore[method-assign]
+    model._forward_impl = types.MethodType(_forward_impl, model)  # type: ignore[method-assign,assignment]
     return model
