@@ -112,6 +112,10 @@ for what in "$@"; do
             >"$OUT/cudnn_fusion.txt" 2>&1
         echo "   exit $?"; tail -8 "$OUT/cudnn_fusion.txt" ;;
     r400_fused) resnet r400_fused 400 "400 --set fused_kernels=triton" reduce-overhead ;;
+    pytest_pool)
+        echo "== pytest_pool $(date -u +%H:%M:%S)"
+        timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py -k pool_only >"$OUT/pytest_pool.txt" 2>&1
+        echo "   exit $?"; tail -3 "$OUT/pytest_pool.txt" ;;
     r400_pool) resnet r400_pool 300 "400 --set fused_kernels=pool" reduce-overhead ;;
     r400_bl0) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bl0 300 400 reduce-overhead SB_CUDNN_BENCHMARK_LIMIT=0 ;;
     r400_mm) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_mm 300 400 reduce-overhead SB_INDUCTOR='{"conv_1x1_as_mm": true}' ;;
