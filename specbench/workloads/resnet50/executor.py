@@ -8,7 +8,9 @@ format and torch.compile are options recorded in layers 6 and 7.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from specbench.data.imagedata import EVAL_SEED, TRAIN_SEED, TensorBatches, gener
 from specbench.data.imagenet import scan_tree
 from specbench.errors import UsageError
 from specbench.run.base import Executor, RunOutcome
-from specbench.run.config import Option, RunConfig
+from specbench.run.config import Option, RunConfig, Value
 from specbench.run.context import RunContext
 from specbench.run.loop import train_to_quality
 from specbench.run.training import TimedSteps, timed_steps, warm_up, warmup_cosine
@@ -39,18 +41,28 @@ from specbench.workloads.resnet50.training import evaluate as _evaluate  # the n
 from specbench.workloads.resnet50.training import train_step as _step
 from specbench.workloads.training import decay_groups, mixed_precision, optimizer_kernel, set_learning_rate
 
+
+@dataclass(frozen=True)
+class FusedKernelsOption(Option):
+    """`fused_kernels`: `pool` on an NVIDIA GPU where Triton imports (1.02x the step on an H200:
+    docs/performance.md), `none` elsewhere (a CPU, ROCm, no Triton)."""
+
+    def default(self, device: str) -> Value | None:
+        if device == "cuda" and torch.version.hip is None and importlib.util.find_spec("triton") is not None:
+            return "pool"
+        return "none"
+
+
 OPTIONS = {
     **CONV_OPTIONS,
     **DATA_OPTIONS,
-    "fused_kernels": Option(
+    "fused_kernels": FusedKernelsOption(
         "fused_kernels",
         "framework",
         "batch norms with their residual adds and ReLUs, and the stem's max pooling: none (torch's operators, fused "
-        "by torch.compile where it runs), triton (specbench's Triton kernels for both) or pool (its kernel for the "
-        "stem's pooling only); CUDA, channels_last: docs/execute.md",
+        "by torch.compile where it runs), pool (specbench's Triton kernel for the stem's pooling only; the default on "
+        "an NVIDIA GPU with Triton) or triton (its kernels for both); CUDA: docs/execute.md",
         ("none", "triton", "pool"),
-        "none",
-        "none",
     ),
 }
 DEFAULTS: dict[str, Any] = {

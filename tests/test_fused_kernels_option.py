@@ -1,0 +1,62 @@
+"""`fused_kernels`: the stem's pooling kernel by default on an NVIDIA GPU with Triton, torch's operators elsewhere."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.needs("torch", "torchvision")
+
+
+@pytest.fixture
+def option() -> Any:
+    from specbench.workloads.resnet50.executor import OPTIONS
+
+    return OPTIONS["fused_kernels"]
+
+
+def test_a_framework_choice_of_three(option: Any) -> None:
+    assert option.layer == "framework"
+    assert set(option.choices) == {"none", "pool", "triton"}
+
+
+def test_pool_on_an_nvidia_gpu_with_triton(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton" else None)
+    assert option.default("cuda") == "pool"
+    assert option.default("cpu") == "none"
+
+
+def test_none_on_rocm_or_without_triton(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.version, "hip", "6.2")
+    assert option.default("cuda") == "none"
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    assert option.default("cuda") == "none"
+
+
+def test_the_default_is_recorded_in_the_framework_layer(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CUDA run's submission says which kernels ran: the setting is in the framework layer with the others."""
+    import torch
+
+    from specbench.run.config import build_configs
+    from specbench.spec.loader import load_spec
+    from specbench.spec.resolve import resolve
+    from specbench.workloads.resnet50.executor import ResNet50Executor
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton" else None)
+    executor = ResNet50Executor()
+    resolved = resolve(load_spec("caraml-resnet50"), "smoke")
+    (config,) = build_configs(resolved, executor.options, [], "cuda", executor.defaults)
+    assert config.layers()["framework"]["fused_kernels"] == "pool"
+    (config,) = build_configs(resolved, executor.options, ["fused_kernels=none"], "cuda", executor.defaults)
+    assert config.layers()["framework"]["fused_kernels"] == "none"
+    (config,) = build_configs(resolved, executor.options, [], "cpu", executor.defaults)
+    assert config.layers()["framework"]["fused_kernels"] == "none"
