@@ -118,6 +118,7 @@ for what in "$@"; do
         echo "   exit $?"; tail -3 "$OUT/pytest_pool.txt" ;;
     r400_pool) resnet r400_pool 300 "400 --set fused_kernels=pool" reduce-overhead ;;
     r400_bl0) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bl0 300 400 reduce-overhead SB_CUDNN_BENCHMARK_LIMIT=0 ;;
+    r400_pad8) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_pad8 240 400 reduce-overhead SB_STEM_PAD=8 ;;
     r400_mm) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_mm 300 400 reduce-overhead SB_INDUCTOR='{"conv_1x1_as_mm": true}' ;;
     r400_pool_tuned) resnet r400_pool_tuned 520 "400 --set fused_kernels=pool --set kernel_tuning=coordinate-descent" reduce-overhead ;;
     r400_ma) resnet r400_ma 560 400 max-autotune ;;
