@@ -17,7 +17,6 @@ Usage (on a CUDA machine, from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from functools import partial
 from pathlib import Path
@@ -28,7 +27,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_env import environment, median_ms
+from gpu_env import median_ms, write_report
 
 KERNELS = {
     "cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -76,16 +75,13 @@ def main() -> int:
             rows.append(row)
             torch.cuda.empty_cache()
     if args.json:
-        report = {
-            "benchmark": "attention_kernels",
-            "command": " ".join(["python", *sys.argv]),
-            "environment": environment(),
-            "shape": {"batch": args.batch, "heads": args.heads, "sequence": args.sequence, "head_size": args.head_size},
-            "flops_per_layer": flops,
-            "rows": rows,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+        write_report(
+            args.json,
+            "attention_kernels",
+            shape={"batch": args.batch, "heads": args.heads, "sequence": args.sequence, "head_size": args.head_size},
+            flops_per_layer=flops,
+            rows=rows,
+        )
     return 0
 
 

@@ -21,7 +21,6 @@ Usage (on a CUDA machine, from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from gpu_env import environment, median_ms
+from gpu_env import median_ms, write_report
 
 from specbench.workloads.fused_bn import bn_act
 
@@ -186,19 +185,16 @@ def main() -> int:
     base = totals["inductor"]
     print("inductor / variant: " + ", ".join(f"{n} {base / v:.3f}" for n, v in totals.items()))
     if args.json:
-        report = {
-            "benchmark": "bn_kernels",
-            "command": " ".join(["python", *sys.argv]),
-            "environment": environment(),
-            "batch": args.batch,
-            "copy_gbps": gbps,
-            "triton_max_rel_error": errors,
-            "sites": rows,
-            "ms_per_step": totals,
-            "inductor_over_variant": {n: base / v for n, v in totals.items()},
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+        write_report(
+            args.json,
+            "bn_kernels",
+            batch=args.batch,
+            copy_gbps=gbps,
+            triton_max_rel_error=errors,
+            sites=rows,
+            ms_per_step=totals,
+            inductor_over_variant={n: base / v for n, v in totals.items()},
+        )
     return 0
 
 

@@ -22,7 +22,6 @@ Usage (on a CUDA machine with nvidia-cudnn-frontend, from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from functools import partial
 from pathlib import Path
@@ -32,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_env import environment, median_ms
+from gpu_env import median_ms, write_report
 
 SHAPES = (
     # name, input channels, output channels, kernel, input size, stride, count in ResNet-50
@@ -144,18 +143,14 @@ def main() -> int:
     if totals["fused"]:
         print(f"shapes timed, weighted by count: separate {totals['separate']:.2f} ms, fused {totals['fused']:.2f} ms")
     if args.json:
-        report = {
-            "benchmark": "cudnn_fusion_probe",
-            "command": " ".join(["python", *sys.argv]),
-            "environment": environment(
-                cudnn_frontend=getattr(cudnn, "__version__", None), cudnn=cudnn.backend_version()
-            ),
-            "batch": args.batch,
-            "rows": rows,
-            "totals_ms": totals,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+        write_report(
+            args.json,
+            "cudnn_fusion_probe",
+            environment_extra={"cudnn_frontend": getattr(cudnn, "__version__", None), "cudnn": cudnn.backend_version()},
+            batch=args.batch,
+            rows=rows,
+            totals_ms=totals,
+        )
     return 0
 
 

@@ -1,12 +1,16 @@
-"""What the GPU benchmark scripts share: GPU 0's NVML energy counter, the environment a result records, a CUDA timer."""
+"""What the GPU benchmark scripts share: GPU 0's NVML energy counter, the environment a result records, a CUDA timer,
+the JSON report."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
+import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -58,3 +62,15 @@ def median_ms(fn: Callable[[], object], iters: int, warmup: int = 3) -> float:
         stop.synchronize()
         times.append(start.elapsed_time(stop) / iters)
     return sorted(times)[2]
+
+
+def write_report(path: Path, benchmark: str, environment_extra: dict[str, Any] | None = None, **fields: Any) -> None:
+    """The script's result as JSON at `path`: its name, the command line, `environment()`, then `fields`."""
+    report = {
+        "benchmark": benchmark,
+        "command": " ".join(["python", *sys.argv]),
+        "environment": environment(**(environment_extra or {})),
+        **fields,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2))

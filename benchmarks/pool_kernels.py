@@ -24,7 +24,6 @@ Usage (on a CUDA machine, from the repository root):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from functools import partial
 from pathlib import Path
@@ -35,7 +34,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from gpu_env import environment, median_ms
+from gpu_env import median_ms, write_report
 
 from specbench.workloads.fused_pool import max_pool_3x3s2
 
@@ -100,15 +99,12 @@ def main() -> int:
     base = rows["inductor"]["ms"]
     print("inductor / variant: " + ", ".join(f"{n} {base / r['ms']:.3f}" for n, r in rows.items()))
     if args.json:
-        report = {
-            "benchmark": "pool_kernels",
-            "command": " ".join(["python", *sys.argv]),
-            "environment": environment(),
-            "batch": args.batch,
-            "variants": rows,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+        write_report(
+            args.json,
+            "pool_kernels",
+            batch=args.batch,
+            variants=rows,
+        )
     return 0
 
 

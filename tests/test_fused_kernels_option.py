@@ -60,3 +60,17 @@ def test_the_default_is_recorded_in_the_framework_layer(option: Any, monkeypatch
     assert config.layers()["framework"]["fused_kernels"] == "none"
     (config,) = build_configs(resolved, executor.options, [], "cpu", executor.defaults)
     assert config.layers()["framework"]["fused_kernels"] == "none"
+
+
+@pytest.mark.parametrize("value", ["pool", "triton"])
+def test_a_cpu_run_is_refused_before_it_starts(value: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from specbench.cli import main
+
+    out = tmp_path / "org" / "sys"
+    code = main(["execute", "caraml-resnet50", "--profile", "smoke", "--device", "cpu", "--set",
+                 f"fused_kernels={value}", "--out", str(out)])  # fmt: skip
+    assert code == 2
+    assert f"--set fused_kernels={value}: runs Triton kernels on a CUDA device (--device cuda)" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "org").exists()

@@ -79,3 +79,18 @@ def test_tuning_without_compile_is_refused(compiled: list[dict[str, Any]]) -> No
     with pytest.raises(UsageError, match="set compile_mode too"):
         wrap_model(_ctx(compile_mode="none", kernel_tuning="coordinate-descent"), torch.nn.Linear(2, 2))
     assert compiled == []
+
+
+def test_tuning_without_compile_is_refused_before_the_run_starts(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specbench.cli import main
+
+    out = tmp_path / "org" / "sys"
+    code = main(["execute", "caraml-resnet50", "--profile", "smoke", "--set", "kernel_tuning=coordinate-descent",
+                 "--out", str(out)])  # fmt: skip
+    assert code == 2
+    assert "--set kernel_tuning=coordinate-descent: kernel_tuning tunes torch.compile's kernels" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "org").exists()

@@ -33,6 +33,10 @@ class Option:
     def default(self, device: str) -> Value | None:
         return self.default_cuda if device == "cuda" else self.default_cpu
 
+    def refuse(self, value: Value, device: str, settings: dict[str, Any]) -> str | None:
+        """Why `value` cannot run on `device` with the other `settings`, or None; checked before a run starts."""
+        return None
+
 
 @dataclass
 class RunConfig:
@@ -180,6 +184,7 @@ def build_configs(
             else:
                 settings[key] = value
         _drop_conditional(resolved, hyperparameters, point)
+        _check_settings(settings, options, device)
         config = RunConfig(
             hyperparameters=hyperparameters,
             settings=settings,
@@ -207,6 +212,13 @@ def _check_choices(key: str, values: list[Value], option: Option) -> None:
     for value in values:
         if value not in option.choices:
             raise UsageError(f"--set {key}={value}: expected one of {', '.join(map(str, option.choices))}")
+
+
+def _check_settings(settings: dict[str, Any], options: dict[str, Option], device: str) -> None:
+    for name, option in options.items():
+        problem = option.refuse(settings[name], device, settings)
+        if problem is not None:
+            raise UsageError(f"--set {name}={settings[name]}: {problem}")
 
 
 def _drop_conditional(resolved: ResolvedSpec, hyperparameters: dict[str, Any], point: dict[str, Value]) -> None:

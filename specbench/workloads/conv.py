@@ -32,6 +32,20 @@ class WorkersOption(Option):
         return workers_per_process() if device == "cuda" else 0
 
 
+@dataclass(frozen=True)
+class KernelTuningOption(Option):
+    """`kernel_tuning`: tunes the kernels torch.compile generates, so it needs a compile mode."""
+
+    def refuse(self, value: Value, device: str, settings: dict[str, Any]) -> str | None:
+        return kernel_tuning_problem(str(value), str(settings.get("compile_mode") or "none"))
+
+
+def kernel_tuning_problem(tuning: str, compile_mode: str) -> str | None:
+    if tuning != "none" and compile_mode == "none":
+        return "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
+    return None
+
+
 CONV_OPTIONS = {
     "precision": Option(
         "precision", "parallelism_precision", "numeric precision", ("fp32", "tf32", "bf16", "fp16"), "fp32", "bf16"
@@ -52,7 +66,7 @@ CONV_OPTIONS = {
         "none",
         "none",
     ),
-    "kernel_tuning": Option(
+    "kernel_tuning": KernelTuningOption(
         "kernel_tuning",
         "framework",
         "with compile_mode other than none, how inductor tunes its generated kernels: none (its heuristics) or "
@@ -87,10 +101,9 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
 
         model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)
     compile_mode = ctx.settings.get("compile_mode") or "none"
-    if compile_mode == "none" and ctx.settings.get("kernel_tuning", "none") != "none":
-        raise UsageError(
-            "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
-        )
+    problem = kernel_tuning_problem(ctx.settings.get("kernel_tuning", "none"), compile_mode)
+    if problem is not None:
+        raise UsageError(problem)
     if compile_mode != "none":
         ctx.progress.message(describe(*use_compile_cache()))
         if ctx.settings.get("kernel_tuning") == "coordinate-descent":

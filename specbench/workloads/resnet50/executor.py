@@ -52,6 +52,11 @@ class FusedKernelsOption(Option):
             return "pool"
         return "none"
 
+    def refuse(self, value: Value, device: str, settings: dict[str, Any]) -> str | None:
+        if value != "none" and device != "cuda":
+            return "runs Triton kernels on a CUDA device (--device cuda)"
+        return None
+
 
 OPTIONS = {
     **CONV_OPTIONS,
@@ -175,9 +180,7 @@ class ResNet50Executor(Executor):
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
         autocast, scaler = mixed_precision(ctx.device, precision)
         fused_kernels = ctx.settings.get("fused_kernels", "none")
-        if fused_kernels != "none":
-            if ctx.device != "cuda":
-                raise UsageError(f"fused_kernels={fused_kernels} runs Triton kernels on a CUDA device (--device cuda)")
+        if fused_kernels != "none":  # a CUDA run: the option refuses anything else before the run starts
             from specbench.workloads.resnet50.fused import fuse, fuse_pool
 
             model = fuse(model) if fused_kernels == "triton" else fuse_pool(model)
