@@ -340,15 +340,23 @@ def test_a_host_of_other_devices_is_refused(tmp_path: Path, capsys: pytest.Captu
 
 
 @pytest.mark.needs(*RUN_EXTRA)
-def test_the_committed_h200_submission_re_runs_with_its_settings_under_todays_names() -> None:
+def test_the_committed_h200_submission_re_runs_with_its_settings_under_todays_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from specbench.reproduce.plan import RerunRequest, plan_rerun
+    from specbench.workloads.resnet50.executor import FusedKernelsOption
 
+    # today's default on an NVIDIA GPU with Triton; the submission predates the option, so it ran torch's pooling
+    monkeypatch.setattr(FusedKernelsOption, "default", lambda self, device: "pool" if device == "cuda" else "none")
     source = load_source(REPO / "submissions" / "specbench" / "h200")
     plan = plan_rerun(source, RerunRequest(), Path("reproductions/specbench/h200"), "cuda")
-    assert plan.overrides == ("compile_mode=default",)  # bf16 and channels_last are execute's defaults on CUDA
+    # bf16 and channels_last are execute's defaults on CUDA
+    assert plan.overrides == ("compile_mode=default", "fused_kernels=none")
     assert plan.notes == (
         "setting compile is named compile_mode today",
         "setting num_workers=8 is not used by this configuration today; not set",
+        "setting fused_kernels is not in the submission (made before it existed); re-run with fused_kernels=none, "
+        "as it ran",
     )
     assert (
         not plan.seeds.replayed and plan.options.runs == 3 and plan.options.spec.endswith("caraml-resnet50-1.0.0.yaml")

@@ -94,6 +94,14 @@ def overrides_for(source: Source, resolved: ResolvedSpec, device: str) -> tuple[
             notes.append(f"setting {key}={_text(value)} is not used by this configuration today; not set")
         elif base.settings[name] != value:
             overrides.append(_setting(name, value))
+    submitted = {RENAMED_SETTINGS.get(key, key) for key in _settings(source.meta.layers)}
+    for name, value in base.settings.items():
+        before = executor.options[name].absent
+        if name not in submitted and before is not None and value != before:
+            overrides.append(_setting(name, before))
+            notes.append(
+                f"setting {name} is not in the submission (made before it existed); re-run with {name}={_text(before)}, as it ran"
+            )
     return overrides, notes
 
 

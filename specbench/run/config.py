@@ -29,6 +29,8 @@ class Option:
     choices: tuple[Value, ...] | None = None
     default_cpu: Value | None = None
     default_cuda: Value | None = None
+    absent: Value | None = None
+    """What ran where a submission does not record this setting (one made before the option existed), if known."""
 
     def default(self, device: str) -> Value | None:
         return self.default_cuda if device == "cuda" else self.default_cpu

@@ -68,6 +68,7 @@ OPTIONS = {
         "by torch.compile where it runs), pool (specbench's Triton kernel for the stem's pooling only; the default on "
         "an NVIDIA GPU with Triton) or triton (its kernels for both); CUDA: docs/execute.md",
         ("none", "triton", "pool"),
+        absent="none",  # before the option, torch's operators ran
     ),
 }
 DEFAULTS: dict[str, Any] = {
