@@ -42,7 +42,7 @@ gpt() {  # NAME LIMIT [ENV...]; GPT_SETS (default: global and micro-batch 16, cu
     local t0=$SECONDS
     # shellcheck disable=SC2046
     env "$@" timeout "$limit" python3 -m specbench.cli execute llm-gpt --device cuda --power nvml --runs 1 \
-        $(printf -- '--set %s ' $sets) --set compile_mode="${GPT_MODE:-default}" \
+        $(printf -- '--set %s ' $sets) --set compile_mode=default \
         --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "   exit $? in $((SECONDS - t0)) s"
     python3 - "$OUT/$name" <<'PY'
@@ -125,7 +125,6 @@ for what in "$@"; do
     r400_pad8) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_pad8 240 400 reduce-overhead SB_STEM_PAD=8 ;;
     r400_aggr) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_aggr 300 400 reduce-overhead SB_INDUCTOR='{"aggressive_fusion": true}' ;;
     r400_bfus) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bfus 400 400 reduce-overhead SB_INDUCTOR='{"benchmark_fusion": true}' ;;
-    gpt_graphs) GPT_MODE=reduce-overhead gpt gpt_graphs 240 ;;
     r400_mm) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_mm 300 400 reduce-overhead SB_INDUCTOR='{"conv_1x1_as_mm": true}' ;;
     r400_pool_tuned) resnet r400_pool_tuned 520 "400 --set fused_kernels=pool --set kernel_tuning=coordinate-descent" reduce-overhead ;;
     r400_ma) resnet r400_ma 560 400 max-autotune ;;
