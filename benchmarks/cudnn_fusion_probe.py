@@ -3,7 +3,8 @@
 NVIDIA's MLPerf ResNet-50 runs each convolution as one cuDNN kernel that applies the previous batch
 norm and ReLU to its input as it reads it (scale, bias, ReLU) and sums its output per channel as it
 writes it (genstats), so the forward pass never reads an activation only to normalise it or to count
-its statistics. This times, at one batch size, bf16 in channels-last memory, for some of ResNet-50's
+its statistics. This times, at one batch size, bf16 (or, with `--dtype fp16`, fp16: NVIDIA's precision,
+and the one the frontend's own test of this graph uses) in channels-last memory, for some of ResNet-50's
 convolution shapes:
 
 - separate: `relu(x * scale + bias)` and the per-channel sum and sum of squares of the convolution's
@@ -16,7 +17,7 @@ Forward only: the backward's fusions (the ReLU's and the norm's gradients in the
 convolution) are not timed. Results are checked against the separate path first.
 
 Usage (on a CUDA machine with nvidia-cudnn-frontend, from the repository root):
-    python benchmarks/cudnn_fusion_probe.py [--batch 400] [--iters 20] [--json FILE]
+    python benchmarks/cudnn_fusion_probe.py [--batch 400] [--iters 20] [--dtype bf16|fp16] [--json FILE]
 """
 
 from __future__ import annotations
@@ -64,12 +65,12 @@ def separate_step(prologue: Any, stats: Any, x: torch.Tensor, w: torch.Tensor, s
 def fused_graph(x: torch.Tensor, w: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor, pad: int, stride: int) -> Any:  # fmt: skip
     import cudnn
 
-    bf16 = cudnn.data_type.BFLOAT16
-    graph = cudnn.pygraph(io_data_type=bf16, intermediate_data_type=bf16, compute_data_type=cudnn.data_type.FLOAT)
-    tx = graph.tensor(name="X", dim=x.size(), stride=x.stride(), data_type=bf16)
-    tw = graph.tensor(name="W", dim=w.size(), stride=w.stride(), data_type=bf16)
-    ts = graph.tensor(name="S", dim=scale.size(), stride=scale.stride(), data_type=bf16)
-    tb = graph.tensor(name="B", dim=bias.size(), stride=bias.stride(), data_type=bf16)
+    io = cudnn.data_type.HALF if x.dtype == torch.float16 else cudnn.data_type.BFLOAT16
+    graph = cudnn.pygraph(io_data_type=io, intermediate_data_type=io, compute_data_type=cudnn.data_type.FLOAT)
+    tx = graph.tensor(name="X", dim=x.size(), stride=x.stride(), data_type=io)
+    tw = graph.tensor(name="W", dim=w.size(), stride=w.stride(), data_type=io)
+    ts = graph.tensor(name="S", dim=scale.size(), stride=scale.stride(), data_type=io)
+    tb = graph.tensor(name="B", dim=bias.size(), stride=bias.stride(), data_type=io)
     relu = graph.relu(
         name="relu", input=graph.bias(name="bias", input=graph.scale(name="scale", input=tx, scale=ts), bias=tb)
     )
@@ -90,10 +91,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--batch", type=int, default=400)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("cudnn_fusion_probe.py needs a CUDA device")
+    dtype = torch.float16 if args.dtype == "fp16" else torch.bfloat16
     import cudnn
 
     torch.backends.cudnn.benchmark = True
@@ -102,10 +105,10 @@ def main() -> int:
     totals = {"separate": 0.0, "fused": 0.0}
     for name, cin, cout, k, size, stride, count in SHAPES:
         cl = torch.channels_last
-        x = torch.randn(args.batch, cin, size, size, device="cuda").to(torch.bfloat16).contiguous(memory_format=cl)
-        w = (torch.randn(cout, cin, k, k, device="cuda") * 0.05).to(torch.bfloat16).contiguous(memory_format=cl)
-        scale = (torch.rand(1, cin, 1, 1, device="cuda") + 0.5).to(torch.bfloat16).contiguous(memory_format=cl)
-        bias = (torch.randn(1, cin, 1, 1, device="cuda") * 0.1).to(torch.bfloat16).contiguous(memory_format=cl)
+        x = torch.randn(args.batch, cin, size, size, device="cuda").to(dtype).contiguous(memory_format=cl)
+        w = (torch.randn(cout, cin, k, k, device="cuda") * 0.05).to(dtype).contiguous(memory_format=cl)
+        scale = (torch.rand(1, cin, 1, 1, device="cuda") + 0.5).to(dtype).contiguous(memory_format=cl)
+        bias = (torch.randn(1, cin, 1, 1, device="cuda") * 0.1).to(dtype).contiguous(memory_format=cl)
         pad = k // 2
 
         separate = partial(separate_step, prologue, stats, x, w, scale, bias, pad, stride)
@@ -146,6 +149,7 @@ def main() -> int:
         write_report(
             args.json,
             "cudnn_fusion_probe",
+            dtype=args.dtype,
             environment_extra={"cudnn_frontend": getattr(cudnn, "__version__", None), "cudnn": cudnn.backend_version()},
             batch=args.batch,
             rows=rows,

@@ -115,6 +115,11 @@ for what in "$@"; do
         echo "== loss_kernels $(date -u +%H:%M:%S)"
         timeout 200 python3 -u benchmarks/loss_kernels.py --json "$OUT/loss_kernels_h200.json" >"$OUT/loss_kernels.txt" 2>&1
         echo "   exit $?"; tail -5 "$OUT/loss_kernels.txt" ;;
+    cudnn_fusion_fp16)
+        echo "== cudnn_fusion_fp16 $(date -u +%H:%M:%S)"
+        timeout 200 python3 -u benchmarks/cudnn_fusion_probe.py --dtype fp16 --json "$OUT/cudnn_fusion_fp16_h200.json" \
+            >"$OUT/cudnn_fusion_fp16.txt" 2>&1
+        echo "   exit $?"; tail -8 "$OUT/cudnn_fusion_fp16.txt" ;;
     r400_fused) resnet r400_fused 400 "400 --set fused_kernels=triton" reduce-overhead ;;
     pytest_pool)
         echo "== pytest_pool $(date -u +%H:%M:%S)"
