@@ -13,7 +13,9 @@ weights as the executor runs it, `torch.compile` default mode:
 
 Each form's loss and gradients are compared with the slice form's. Usage (on a CUDA machine, from the
 repository root):
-    python benchmarks/loss_kernels.py [--tokens 32768] [--hidden 2048] [--vocab 50257] [--iters 10] [--json FILE]
+    python benchmarks/loss_kernels.py [--tokens 32768] [--sequence 2048] [--hidden 2048] [--vocab 50257]
+                                      [--padded 50304] [--iters 10] [--json FILE]
+(--tokens: per step, a multiple of --sequence; --padded: the output rows, the vocabulary padded for the GEMM.)
 """
 
 from __future__ import annotations
@@ -55,26 +57,30 @@ def run(fn: Any, head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Ten
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tokens", type=int, default=16 * 2048)
+    parser.add_argument("--sequence", type=int, default=2048)
     parser.add_argument("--hidden", type=int, default=2048)
     parser.add_argument("--vocab", type=int, default=50257)
     parser.add_argument("--padded", type=int, default=50304)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    if args.tokens % args.sequence or args.padded < args.vocab:
+        raise SystemExit("--tokens must be a multiple of --sequence, and --padded at least --vocab")
     if not torch.cuda.is_available():
         raise SystemExit("loss_kernels.py needs a CUDA device")
     torch.manual_seed(0)
     head = torch.nn.Linear(args.hidden, args.padded, bias=False, device="cuda")
     torch.nn.init.normal_(head.weight, std=0.02)
-    hidden = torch.randn(args.tokens // 2048, 2048, args.hidden, device="cuda", requires_grad=True)
-    targets = torch.randint(0, args.vocab, (args.tokens // 2048, 2048), device="cuda")
+    rows = (args.tokens // args.sequence, args.sequence)
+    hidden = torch.randn(*rows, args.hidden, device="cuda", requires_grad=True)
+    targets = torch.randint(0, args.vocab, rows, device="cuda")
     forms = {
         "slice": torch.compile(output_loss),
         "masked": torch.compile(masked_loss),
         "head only": torch.compile(head_only),
     }
     reference = run(forms["slice"], head, hidden, targets, args.vocab)
-    rows: dict[str, dict[str, Any]] = {}
+    results: dict[str, dict[str, Any]] = {}
     for name, fn in forms.items():
         got = run(fn, head, hidden, targets, args.vocab)
         ms = median_ms(lambda fn=fn: run(fn, head, hidden, targets, args.vocab), args.iters)
@@ -84,17 +90,17 @@ def main() -> int:
                 part: float((a.float() - b.float()).abs().max() / b.float().abs().max().clamp_min(1e-30))
                 for part, a, b in zip(("loss", "d_hidden", "d_weight"), got, reference, strict=True)
             }
-        rows[name] = row
+        results[name] = row
         print(f"{name:10s} {ms:8.3f} ms  {row.get('max_rel_diff', '')}", flush=True)
-    floor = rows["head only"]["ms"]
+    floor = results["head only"]["ms"]
     for name in ("slice", "masked"):
-        rows[name]["beyond_head_ms"] = rows[name]["ms"] - floor
+        results[name]["beyond_head_ms"] = results[name]["ms"] - floor
     print(
-        f"beyond the head's matrix products: slice {rows['slice']['beyond_head_ms']:.3f} ms, "
-        f"masked {rows['masked']['beyond_head_ms']:.3f} ms; slice / masked {rows['slice']['ms'] / rows['masked']['ms']:.3f}"
+        f"beyond the head's matrix products: slice {results['slice']['beyond_head_ms']:.3f} ms, masked "
+        f"{results['masked']['beyond_head_ms']:.3f} ms; slice / masked {results['slice']['ms'] / results['masked']['ms']:.3f}"
     )
     if args.json:
-        write_report(args.json, "loss_kernels", shape=vars(args) | {"json": None}, rows=rows)
+        write_report(args.json, "loss_kernels", shape=vars(args) | {"json": None}, rows=results)
     return 0
 
 

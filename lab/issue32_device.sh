@@ -57,11 +57,13 @@ for what in "$@"; do
     case $what in
     gpt_base) gpt gpt_base 240 ;;
     gpt_cdt) gpt gpt_cdt 300 TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 ;;
-    r400_graphs) resnet r400_graphs 300 400 reduce-overhead ;;
-    r400_graphs_cdt) resnet r400_graphs_cdt 400 400 reduce-overhead TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 ;;
-    r256_default) resnet r256_default 240 256 default ;;
-    r400_tuned_cold) rm -rf ~/.cache/specbench/inductor; resnet r400_tuned_cold 400 "400 --set kernel_tuning=coordinate-descent" reduce-overhead ;;
-    r400_tuned_warm) resnet r400_tuned_warm 300 "400 --set kernel_tuning=coordinate-descent" reduce-overhead ;;
+    # baselines name fused_kernels=none (the CUDA default is pool since 2026-12-03); r400_default sets nothing
+    r400_graphs) resnet r400_graphs 300 "400 --set fused_kernels=none" reduce-overhead ;;
+    r400_default) resnet r400_default 300 400 reduce-overhead ;;
+    r400_graphs_cdt) resnet r400_graphs_cdt 400 "400 --set fused_kernels=none" reduce-overhead TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1 ;;
+    r256_default) resnet r256_default 240 "256 --set fused_kernels=none" default ;;
+    r400_tuned_cold) rm -rf ~/.cache/specbench/inductor; resnet r400_tuned_cold 400 "400 --set fused_kernels=none --set kernel_tuning=coordinate-descent" reduce-overhead ;;
+    r400_tuned_warm) resnet r400_tuned_warm 300 "400 --set fused_kernels=none --set kernel_tuning=coordinate-descent" reduce-overhead ;;
     pytest_gpu)
         echo "== pytest_gpu $(date -u +%H:%M:%S)"
         timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_crop_kernel.py tests/test_jpeg_loader.py \
@@ -71,7 +73,7 @@ for what in "$@"; do
     pack)
         tar czf "$OUT/inductor.tgz" -C ~/.cache/specbench inductor
         echo "== pack: $(find ~/.cache/specbench/inductor -type f | wc -l) files, $(du -sh ~/.cache/specbench/inductor | cut -f1) -> $(du -h "$OUT/inductor.tgz" | cut -f1)" ;;
-    r400_graphs_tuned) resnet r400_graphs_tuned 400 "400 --set kernel_tuning=coordinate-descent" reduce-overhead ;;
+    r400_graphs_tuned) resnet r400_graphs_tuned 400 "400 --set fused_kernels=none --set kernel_tuning=coordinate-descent" reduce-overhead ;;
     gpt_g64m16) GPT_SETS="global_batch_size=64 micro_batch_size=16 attention=cudnn" gpt gpt_g64m16 200 ;;
     gpt_g64m32) GPT_SETS="global_batch_size=64 micro_batch_size=32 attention=cudnn" gpt gpt_g64m32 200 ;;
     gpt_flash) GPT_SETS="global_batch_size=16 micro_batch_size=16 attention=flash" gpt gpt_flash 150 ;;
@@ -125,8 +127,13 @@ for what in "$@"; do
         echo "== pytest_pool $(date -u +%H:%M:%S)"
         timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py -k pool_only >"$OUT/pytest_pool.txt" 2>&1
         echo "   exit $?"; tail -3 "$OUT/pytest_pool.txt" ;;
+    pool_ab)  # none and pool interleaved, three of each, one call (untuned; the compile cache fills on the first two)
+        for i in 1 2 3; do
+            resnet "ab_none_$i" 200 "400 --set fused_kernels=none" reduce-overhead
+            resnet "ab_pool_$i" 200 "400 --set fused_kernels=pool" reduce-overhead
+        done ;;
     r400_pool) resnet r400_pool 300 "400 --set fused_kernels=pool" reduce-overhead ;;
-    r400_bl0) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bl0 300 400 reduce-overhead SB_CUDNN_BENCHMARK_LIMIT=0 ;;
+    r400_bl0) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bl0 300 "400 --set fused_kernels=none" reduce-overhead SB_CUDNN_BENCHMARK_LIMIT=0 ;;
     r400_pad8) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_pad8 240 400 reduce-overhead SB_STEM_PAD=8 ;;
     r400_aggr) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_aggr 300 400 reduce-overhead SB_INDUCTOR='{"aggressive_fusion": true}' ;;
     r400_bfus) SB_CLI="python3 lab/probes/cli_with.py" resnet r400_bfus 400 400 reduce-overhead SB_INDUCTOR='{"benchmark_fusion": true}' ;;

@@ -238,29 +238,41 @@ import torch, torchvision
 from specbench.workloads.resnet50.fused import MaxPool3x3s2, fuse_pool
 
 device = sys.argv[1]
-torch.manual_seed(0)
-plain = torchvision.models.resnet50(num_classes=10).to(device).to(memory_format=torch.channels_last)
-pooled = fuse_pool(copy.deepcopy(plain))
-x = torch.randn(4, 3, 64, 64, device=device).contiguous(memory_format=torch.channels_last)
-outs = []
-for model in (plain, pooled):
-    model.train()
-    y = model(x)
-    y.float().square().sum().backward()
-    outs.append((y.detach(), [p.grad for p in model.parameters()]))
-(y0, g0), (y1, g1) = outs
-print(json.dumps({
-    "kernel": isinstance(pooled.maxpool, MaxPool3x3s2),
-    "same keys": list(plain.state_dict()) == list(pooled.state_dict()),
-    "output": float((y1 - y0).abs().max() / y0.abs().max()),
-    "grads": max(float((a - b).abs().max() / b.abs().max().clamp_min(1e-12)) for a, b in zip(g1, g0)),
-}))
+report = {}
+for layout in ("channels_last", "contiguous"):
+    fmt = getattr(torch, layout + "_format" if layout == "contiguous" else layout)
+    torch.manual_seed(0)
+    plain = torchvision.models.resnet50(num_classes=10).to(device).to(memory_format=fmt)
+    pooled = fuse_pool(copy.deepcopy(plain))
+    x = torch.randn(4, 3, 64, 64, device=device).contiguous(memory_format=fmt)
+    outs = []
+    for model in (plain, pooled):
+        model.train()
+        y = model(x)
+        y.float().square().sum().backward()
+        stem = model.maxpool(model.relu(model.bn1(model.conv1(x))))
+        model.eval()
+        with torch.no_grad():
+            z = model(x)
+        outs.append((y.detach(), [p.grad for p in model.parameters()], z, stem))
+    (y0, g0, z0, s0), (y1, g1, z1, s1) = outs
+    report[layout] = {
+        "kernel": isinstance(pooled.maxpool, MaxPool3x3s2),
+        "same keys": list(plain.state_dict()) == list(pooled.state_dict()),
+        "same stem layout": s1.stride() == s0.stride(),
+        "output": float((y1 - y0).abs().max() / y0.abs().max()),
+        "grads": max(float((a - b).abs().max() / b.abs().max().clamp_min(1e-12)) for a, b in zip(g1, g0)),
+        "eval": float((z1 - z0).abs().max() / z0.abs().max()),
+    }
+print(json.dumps(report))
 """
 
 
 def assert_pool_model(report: dict[str, Any], tolerance: float) -> None:
-    assert report["kernel"] and report["same keys"], report
-    assert report["output"] < tolerance and report["grads"] < tolerance, report
+    assert set(report) == {"channels_last", "contiguous"}
+    for layout, row in report.items():
+        assert row.pop("kernel") and row.pop("same keys") and row.pop("same stem layout"), (layout, row)
+        assert max(row.values()) < tolerance, (layout, row)
 
 
 @INTERPRETER
@@ -277,5 +289,11 @@ def test_pool_only_needs_the_max_pooling_stem() -> None:
     from specbench.errors import UsageError
     from specbench.workloads.resnet50.fused import fuse_pool
 
-    with pytest.raises(UsageError, match="fused_kernels=pool needs"):
+    with pytest.raises(UsageError, match="fused_kernels=pool needs torchvision's ResNet"):
         fuse_pool(torch.nn.Sequential(torch.nn.MaxPool2d(3, 2, 1)))
+    import torchvision
+
+    model = torchvision.models.resnet18()
+    model.maxpool = torch.nn.MaxPool2d(2, 2)
+    with pytest.raises(UsageError, match="fused_kernels=pool needs the stem's 3x3, stride-2 max pooling"):
+        fuse_pool(model)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
@@ -19,14 +18,20 @@ def option() -> Any:
 
 def test_a_framework_choice_of_three(option: Any) -> None:
     assert option.layer == "framework"
-    assert set(option.choices) == {"none", "pool", "triton"}
+    assert option.choices == ("none", "pool", "triton")
+
+
+def _triton(monkeypatch: pytest.MonkeyPatch, works: bool) -> None:
+    import torch.utils._triton as triton_support
+
+    monkeypatch.setattr(triton_support, "has_triton", lambda: works)
 
 
 def test_pool_on_an_nvidia_gpu_with_triton(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
     monkeypatch.setattr(torch.version, "hip", None)
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton" else None)
+    _triton(monkeypatch, True)
     assert option.default("cuda") == "pool"
     assert option.default("cpu") == "none"
 
@@ -34,10 +39,11 @@ def test_pool_on_an_nvidia_gpu_with_triton(option: Any, monkeypatch: pytest.Monk
 def test_none_on_rocm_or_without_triton(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
+    _triton(monkeypatch, True)
     monkeypatch.setattr(torch.version, "hip", "6.2")
     assert option.default("cuda") == "none"
     monkeypatch.setattr(torch.version, "hip", None)
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    _triton(monkeypatch, False)
     assert option.default("cuda") == "none"
 
 
@@ -51,7 +57,7 @@ def test_the_default_is_recorded_in_the_framework_layer(option: Any, monkeypatch
     from specbench.workloads.resnet50.executor import ResNet50Executor
 
     monkeypatch.setattr(torch.version, "hip", None)
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton" else None)
+    _triton(monkeypatch, True)
     executor = ResNet50Executor()
     resolved = resolve(load_spec("caraml-resnet50"), "smoke")
     (config,) = build_configs(resolved, executor.options, [], "cuda", executor.defaults)
@@ -74,3 +80,38 @@ def test_a_cpu_run_is_refused_before_it_starts(value: str, tmp_path: Any, capsys
         capsys.readouterr().err
     )
     assert not (tmp_path / "org").exists()
+
+
+def test_a_refused_default_names_itself(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value nobody set is reported as the device's default, not as a --set."""
+    from specbench.errors import UsageError
+    from specbench.run.config import build_configs
+    from specbench.spec.loader import load_spec
+    from specbench.spec.resolve import resolve
+    from specbench.workloads.resnet50.executor import ResNet50Executor
+
+    monkeypatch.setattr(type(option), "default", lambda self, device: "pool")
+    executor = ResNet50Executor()
+    resolved = resolve(load_spec("caraml-resnet50"), "smoke")
+    with pytest.raises(UsageError, match=r"^fused_kernels=pool \(the default on cpu\): runs Triton kernels"):
+        build_configs(resolved, executor.options, [], "cpu", executor.defaults)
+
+
+def test_a_context_built_by_hand_is_refused_off_cuda(tmp_path: Any) -> None:
+    """setup checks again what build_configs refuses, for callers that skip it."""
+    from types import SimpleNamespace
+
+    from specbench.errors import UsageError
+    from specbench.spec.loader import load_spec
+    from specbench.spec.resolve import resolve
+    from specbench.workloads.resnet50.executor import ResNet50Executor
+
+    ctx = SimpleNamespace(
+        spec=resolve(load_spec("caraml-resnet50"), "smoke"),
+        device="cpu",
+        settings={"fused_kernels": "pool", "precision": "fp32"},
+        hyperparameters={"global_batch_size": 8},
+        dist=SimpleNamespace(world=1, active=False, rank=0),
+    )
+    with pytest.raises(UsageError, match="fused_kernels=pool: runs Triton kernels on a CUDA device"):
+        ResNet50Executor().setup(ctx)

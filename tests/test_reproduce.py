@@ -363,6 +363,33 @@ def test_the_committed_h200_submission_re_runs_with_its_settings_under_todays_na
     )
 
 
+@pytest.mark.needs(*RUN_EXTRA)
+@pytest.mark.parametrize(
+    ("recorded", "overrides", "noted"),
+    [
+        ({"fused_kernels": "pool"}, [], False),  # recorded as today's default: nothing to set, nothing to say
+        ({"fused_kernels": "none"}, ["fused_kernels=none"], False),  # recorded: set as recorded, no note
+        ({}, ["fused_kernels=none"], True),  # predates the option: re-run as it ran, and say so
+    ],
+)
+def test_a_setting_is_re_run_as_recorded_or_as_it_ran_before_it_existed(
+    monkeypatch: pytest.MonkeyPatch, recorded: dict[str, str], overrides: list[str], noted: bool
+) -> None:
+    from types import SimpleNamespace
+
+    from specbench.reproduce.plan import overrides_for
+    from specbench.spec.loader import load_spec
+    from specbench.spec.resolve import resolve
+    from specbench.workloads.resnet50.executor import FusedKernelsOption
+
+    monkeypatch.setattr(FusedKernelsOption, "default", lambda self, device: "pool" if device == "cuda" else "none")
+    resolved = resolve(load_spec("caraml-resnet50"), "smoke")
+    source = SimpleNamespace(given="sub", meta=SimpleNamespace(hyperparameters={}, layers={"framework": recorded}))
+    got, notes = overrides_for(source, resolved, "cuda")  # type: ignore[arg-type]
+    assert got == overrides
+    assert any("fused_kernels is not in the submission" in note for note in notes) == noted
+
+
 # real re-runs on the CPU
 
 

@@ -30,7 +30,8 @@ class Option:
     default_cpu: Value | None = None
     default_cuda: Value | None = None
     absent: Value | None = None
-    """What ran where a submission does not record this setting (one made before the option existed), if known."""
+    """What ran where a submission does not record this setting (one made before the option existed), if known.
+    Only for options no executor's check_config drops: a dropped setting is missing from every submission."""
 
     def default(self, device: str) -> Value | None:
         return self.default_cuda if device == "cuda" else self.default_cpu
@@ -186,7 +187,7 @@ def build_configs(
             else:
                 settings[key] = value
         _drop_conditional(resolved, hyperparameters, point)
-        _check_settings(settings, options, device)
+        _check_settings(settings, options, device, point)
         config = RunConfig(
             hyperparameters=hyperparameters,
             settings=settings,
@@ -216,11 +217,17 @@ def _check_choices(key: str, values: list[Value], option: Option) -> None:
             raise UsageError(f"--set {key}={value}: expected one of {', '.join(map(str, option.choices))}")
 
 
-def _check_settings(settings: dict[str, Any], options: dict[str, Option], device: str) -> None:
+def _check_settings(settings: dict[str, Any], options: dict[str, Option], device: str, given: dict[str, Any]) -> None:
+    """Each option's own refusal (`Option.refuse`) of its value on this device with the other settings."""
     for name, option in options.items():
         problem = option.refuse(settings[name], device, settings)
         if problem is not None:
-            raise UsageError(f"--set {name}={settings[name]}: {problem}")
+            shown = (
+                f"--set {name}={settings[name]}"
+                if name in given
+                else f"{name}={settings[name]} (the default on {device})"
+            )
+            raise UsageError(f"{shown}: {problem}")
 
 
 def _drop_conditional(resolved: ResolvedSpec, hyperparameters: dict[str, Any], point: dict[str, Value]) -> None:

@@ -8,13 +8,13 @@ format and torch.compile are options recorded in layers 6 and 7.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+import torch.utils._triton as triton_support
 import torchvision
 
 from specbench.data.imagedata import EVAL_SEED, TRAIN_SEED, TensorBatches, generate_images, tensor_sha256
@@ -44,11 +44,11 @@ from specbench.workloads.training import decay_groups, mixed_precision, optimize
 
 @dataclass(frozen=True)
 class FusedKernelsOption(Option):
-    """`fused_kernels`: `pool` on an NVIDIA GPU where Triton imports (1.02x the step on an H200:
-    docs/performance.md), `none` elsewhere (a CPU, ROCm, no Triton)."""
+    """`fused_kernels`: `pool` on an NVIDIA GPU that Triton runs on (1.02x the step on an H200:
+    docs/performance.md), `none` elsewhere (a CPU, ROCm, no working Triton)."""
 
     def default(self, device: str) -> Value | None:
-        if device == "cuda" and torch.version.hip is None and importlib.util.find_spec("triton") is not None:
+        if device == "cuda" and torch.version.hip is None and triton_support.has_triton():
             return "pool"
         return "none"
 
@@ -67,7 +67,7 @@ OPTIONS = {
         "batch norms with their residual adds and ReLUs, and the stem's max pooling: none (torch's operators, fused "
         "by torch.compile where it runs), pool (specbench's Triton kernel for the stem's pooling only; the default on "
         "an NVIDIA GPU with Triton) or triton (its kernels for both); CUDA: docs/execute.md",
-        ("none", "triton", "pool"),
+        ("none", "pool", "triton"),
         absent="none",  # before the option, torch's operators ran
     ),
 }
@@ -163,6 +163,10 @@ class ResNet50Executor(Executor):
         }
 
     def setup(self, ctx: RunContext) -> State:
+        fused_kernels = ctx.settings.get("fused_kernels", "none")
+        problem = OPTIONS["fused_kernels"].refuse(fused_kernels, ctx.device, ctx.settings)
+        if problem is not None:  # build_configs refused it already; a context built by hand is checked here
+            raise UsageError(f"fused_kernels={fused_kernels}: {problem}")
         torch.manual_seed(ctx.seed)
         spec = ctx.resolved.spec
         device = torch.device(ctx.device)
@@ -180,8 +184,7 @@ class ResNet50Executor(Executor):
         optimizer = self.configure(ctx, model)
         criterion = torch.nn.CrossEntropyLoss(label_smoothing=float(_hp(ctx, "label_smoothing")))
         autocast, scaler = mixed_precision(ctx.device, precision)
-        fused_kernels = ctx.settings.get("fused_kernels", "none")
-        if fused_kernels != "none":  # a CUDA run: the option refuses anything else before the run starts
+        if fused_kernels != "none":
             from specbench.workloads.resnet50.fused import fuse, fuse_pool
 
             model = fuse(model) if fused_kernels == "triton" else fuse_pool(model)

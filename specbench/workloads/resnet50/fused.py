@@ -64,10 +64,15 @@ def _forward_impl(self: ResNet, x: torch.Tensor) -> torch.Tensor:
 
 
 class MaxPool3x3s2(torch.nn.Module):
-    """The stem's 3x3, stride-2, padding-1 max pooling on specbench's kernel (`fused_pool.max_pool_3x3s2`)."""
+    """The stem's 3x3, stride-2, padding-1 max pooling on specbench's kernel (`fused_pool.max_pool_3x3s2`).
+
+    The kernel works in channels-last memory; the output keeps the input's layout, so a contiguous model
+    stays contiguous after its stem (the kernel's own layout costs a copy either side there).
+    """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return max_pool_3x3s2(x)
+        y = max_pool_3x3s2(x)
+        return y if x.is_contiguous(memory_format=torch.channels_last) else y.contiguous()
 
 
 def _check_stem(model: torch.nn.Module, setting: str) -> None:
