@@ -115,3 +115,16 @@ def test_a_context_built_by_hand_is_refused_off_cuda(tmp_path: Any) -> None:
     )
     with pytest.raises(UsageError, match="fused_kernels=pool: runs Triton kernels on a CUDA device"):
         ResNet50Executor().setup(ctx)
+
+
+def test_none_where_cuda_is_claimed_but_cannot_start(option: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planning a CUDA run on a host whose driver is missing picks torch's pooling instead of failing."""
+    import torch
+    import torch.utils._triton as triton_support
+
+    def no_driver() -> bool:
+        raise RuntimeError("Found no NVIDIA driver on your system")
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(triton_support, "has_triton", no_driver)
+    assert option.default("cuda") == "none"

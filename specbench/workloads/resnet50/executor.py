@@ -48,7 +48,7 @@ class FusedKernelsOption(Option):
     docs/performance.md), `none` elsewhere (a CPU, ROCm, no working Triton)."""
 
     def default(self, device: str) -> Value | None:
-        if device == "cuda" and torch.version.hip is None and triton_support.has_triton():
+        if device == "cuda" and torch.version.hip is None and _triton_runs():
             return "pool"
         return "none"
 
@@ -56,6 +56,14 @@ class FusedKernelsOption(Option):
         if value != "none" and device != "cuda":
             return "runs Triton kernels on a CUDA device (--device cuda)"
         return None
+
+
+def _triton_runs() -> bool:
+    """torch's own answer to whether Triton runs on this host's GPU; no where CUDA is claimed but cannot start."""
+    try:
+        return bool(triton_support.has_triton())
+    except (RuntimeError, AssertionError):  # torch.cuda says available, but there is no driver to initialise
+        return False
 
 
 OPTIONS = {
