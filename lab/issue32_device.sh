@@ -142,7 +142,7 @@ for what in "$@"; do
     r400_ma) resnet r400_ma 560 400 max-autotune ;;
     pytest_fused)
         echo "== pytest_fused $(date -u +%H:%M:%S)"
-        timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py >"$OUT/pytest_fused.txt" 2>&1
+        timeout 480 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py >"$OUT/pytest_fused.txt" 2>&1
         echo "   exit $?"; tail -3 "$OUT/pytest_fused.txt" ;;
     *) echo "unknown step $what" ;;
     esac
