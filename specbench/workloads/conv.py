@@ -37,13 +37,9 @@ class KernelTuningOption(Option):
     """`kernel_tuning`: tunes the kernels torch.compile generates, so it needs a compile mode."""
 
     def refuse(self, value: Value, device: str, settings: dict[str, Any]) -> str | None:
-        return kernel_tuning_problem(str(value), str(settings.get("compile_mode") or "none"))
-
-
-def kernel_tuning_problem(tuning: str, compile_mode: str) -> str | None:
-    if tuning != "none" and compile_mode == "none":
-        return "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
-    return None
+        if value != "none" and (settings.get("compile_mode") or "none") == "none":
+            return "kernel_tuning tunes torch.compile's kernels: set compile_mode too (e.g. --set compile_mode=default)"
+        return None
 
 
 CONV_OPTIONS = {
@@ -101,7 +97,8 @@ def wrap_model(ctx: RunContext, model: torch.nn.Module) -> torch.nn.Module:
 
         model = DistributedDataParallel(model, device_ids=[ctx.dist.local_rank] if ctx.device == "cuda" else None)
     compile_mode = ctx.settings.get("compile_mode") or "none"
-    problem = kernel_tuning_problem(ctx.settings.get("kernel_tuning", "none"), compile_mode)
+    # build_configs refused this already; a context built by hand is checked here
+    problem = CONV_OPTIONS["kernel_tuning"].refuse(ctx.settings.get("kernel_tuning", "none"), ctx.device, ctx.settings)
     if problem is not None:
         raise UsageError(problem)
     if compile_mode != "none":
