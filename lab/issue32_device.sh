@@ -15,6 +15,24 @@ if [ -f .sbcache/inductor.tgz ]; then
     mkdir -p ~/.cache/specbench && tar xzf .sbcache/inductor.tgz -C ~/.cache/specbench
     echo "compile cache unpacked: $(find ~/.cache/specbench/inductor -type f | wc -l) files"
 fi
+# nvidia-smi's power, SM clock and software-power-cap flag every 500 ms while a run lasts, summarised after it
+monitor_start() {  # NAME
+    nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,clocks_event_reasons.sw_power_cap,temperature.gpu \
+        --format=csv,noheader,nounits -lms 500 >"$OUT/$1.smi.csv" 2>/dev/null &
+    MONITOR=$!
+}
+monitor_stop() {  # NAME
+    kill "$MONITOR" 2>/dev/null; wait "$MONITOR" 2>/dev/null
+    python3 - "$OUT/$1.smi.csv" <<'PY'
+import sys
+rows = [r.split(", ") for r in open(sys.argv[1]).read().splitlines() if r.count(", ") == 4]
+busy = [r for r in rows if r[1].replace(".", "").isdigit() and float(r[1]) > 300]
+if busy:
+    capped = sum(1 for r in busy if r[3].strip() == "Active") / len(busy)
+    print(f"   nvidia-smi over {len(busy)} busy samples (>300 W): {sum(float(r[1]) for r in busy) / len(busy):.0f} W, "
+          f"SM {sum(float(r[2]) for r in busy) / len(busy):.0f} MHz, software power cap active in {capped:.0%}")
+PY
+}
 resnet() {  # NAME LIMIT BATCH COMPILE [ENV...]
     local name=$1 limit=$2 batch=$3 mode=$4
     shift 4
@@ -22,10 +40,12 @@ resnet() {  # NAME LIMIT BATCH COMPILE [ENV...]
     local t0=$SECONDS
     # SB_CLI: another entry point, such as lab/probes/cli_with.py with its settings in the environment
     # shellcheck disable=SC2086
+    monitor_start "$name"
     env "$@" timeout "$limit" ${SB_CLI:-python3 -m specbench.cli} execute caraml-resnet50 --device cuda --power nvml --runs 1 \
         --set global_batch_size=$batch --set compile_mode="$mode" --set precision=bf16 \
         --set memory_format=channels_last --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "   exit $? in $((SECONDS - t0)) s"
+    monitor_stop "$name"
     grep -E "compile cache|warm-up:" "$OUT/$name.txt" | sed 's/^/   /'
     python3 - "$OUT/$name" <<'PY'
 import json, sys, pathlib
@@ -41,10 +61,12 @@ gpt() {  # NAME LIMIT [ENV...]; GPT_SETS (default: global and micro-batch 16, cu
     echo "== $name $(date -u +%H:%M:%S) $sets $*"
     local t0=$SECONDS
     # shellcheck disable=SC2046
-    env "$@" timeout "$limit" python3 -m specbench.cli execute llm-gpt --device cuda --power nvml --runs 1 \
+    monitor_start "$name"
+    env "$@" timeout "$limit" ${SB_CLI:-python3 -m specbench.cli} execute llm-gpt --device cuda --power nvml --runs 1 \
         $(printf -- '--set %s ' $sets) --set compile_mode=default \
         --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "   exit $? in $((SECONDS - t0)) s"
+    monitor_stop "$name"
     python3 - "$OUT/$name" <<'PY'
 import json, sys, pathlib
 for p in sorted(pathlib.Path(sys.argv[1]).glob("**/result.json")):
@@ -127,8 +149,8 @@ for what in "$@"; do
         echo "== pytest_pool $(date -u +%H:%M:%S)"
         timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py -k pool_only >"$OUT/pytest_pool.txt" 2>&1
         echo "   exit $?"; tail -3 "$OUT/pytest_pool.txt" ;;
-    pool_ab)  # none and pool interleaved, three of each, one call (untuned; the compile cache fills on the first two)
-        for i in 1 2 3; do
+    pool_ab)  # none and pool interleaved, AB_PAIRS (default 3) of each, one call (untuned; the compile cache fills on the first two)
+        for i in $(seq "${AB_PAIRS:-3}"); do
             resnet "ab_none_$i" 200 "400 --set fused_kernels=none" reduce-overhead
             resnet "ab_pool_$i" 200 "400 --set fused_kernels=pool" reduce-overhead
         done ;;
@@ -144,6 +166,12 @@ for what in "$@"; do
         echo "== pytest_fused $(date -u +%H:%M:%S)"
         timeout 480 python3 -m pytest -q -p no:cacheprovider tests/test_fused_bn.py >"$OUT/pytest_fused.txt" 2>&1
         echo "   exit $?"; tail -3 "$OUT/pytest_fused.txt" ;;
+    sustained_gemm)
+        echo "== sustained_gemm $(date -u +%H:%M:%S)"
+        timeout 200 python3 -u benchmarks/sustained_gemm.py --seconds 30 --json "$OUT/sustained_gemm_h200.json" \
+            >"$OUT/sustained_gemm.txt" 2>&1
+        echo "   exit $?"; tail -3 "$OUT/sustained_gemm.txt" ;;
+    gpt_whole) SB_CLI="python3 lab/probes/cli_with.py" gpt gpt_whole 300 SB_GPT_WHOLE=1 ;;
     *) echo "unknown step $what" ;;
     esac
 done

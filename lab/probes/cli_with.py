@@ -6,7 +6,9 @@ SB_CUDNN_BENCHMARK_LIMIT sets torch.backends.cudnn.benchmark_limit (how many cuD
 benchmark mode tries per convolution; torch's default is 10, 0 means all); SB_INDUCTOR is a JSON object
 of torch._inductor.config values set before the run. SB_STEM_PAD=C builds torchvision's ResNet-50 with
 its stem convolution fed C input channels, the image and the weight padded with zeros inside the model
-(the same arithmetic; cuDNN otherwise pads the 3 channels itself on every call).
+(the same arithmetic; cuDNN otherwise pads the 3 channels itself on every call). SB_GPT_WHOLE=1 compiles
+llm-gpt's whole decoder (embeddings, every block, the final norm) as one graph instead of block by block,
+so that inductor may fuse across the blocks' boundaries.
 """
 
 import json
@@ -54,6 +56,20 @@ if os.environ.get("SB_STEM_PAD"):
 
     torchvision.models.resnet50 = padded_resnet50
     print(f"stem convolution on {channels} input channels", flush=True)
+
+if os.environ.get("SB_GPT_WHOLE"):
+    import specbench.workloads.llm_gpt.executor as gpt_executor
+    from specbench.workloads.llm_gpt import model as gpt_model
+
+    def compile_whole(model, compile_mode, backend=gpt_model.COMPILE_BACKEND):  # type: ignore[no-untyped-def]
+        if compile_mode == "none":
+            return gpt_model.output_loss
+        mode = None if compile_mode == "default" else compile_mode
+        model.transformer.compile(mode=mode, backend=backend)
+        return torch.compile(gpt_model.output_loss, mode=mode, backend=backend)
+
+    gpt_executor.compile_regions = compile_whole
+    print("llm-gpt: the whole decoder compiled as one graph", flush=True)
 
 from specbench.cli import main
 

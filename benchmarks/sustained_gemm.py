@@ -1,0 +1,167 @@
+"""The bf16 GEMM rate in a short burst against the rate the GPU holds under its power limit.
+
+Issue 32's GPT goal (560 model TFLOP/s) is 70% of a GEMM rate measured in a few hundred milliseconds
+(`llm_throughput.py`'s 8192^3 check). A training run lasts minutes, long enough for the board to reach its
+power limit and lower its clocks, and every executor run on the H200 sits at 685 to 696 W of its 700 W
+limit. This measures, in one process, for each shape:
+
+- burst: the median of 5 groups of `--iters` calls (CUDA events), right after `--idle` seconds of rest,
+  as a short ceiling check sees it;
+- sustained: the same GEMM back to back for `--seconds`, timed per window of about one second, with
+  NVML's power, SM clock and clock-event reasons (software power cap, thermal, hardware slowdown) read
+  at the end of each window; the report gives the rate over the last half of the windows.
+
+Shapes: the square 8192^3 check and GPT 800M's largest matrix product (16 x 2048 tokens x 2048 -> 8192,
+the MLP's first layer, forward). Reading clocks and power changes no GPU setting. Usage (on a CUDA
+machine, from the repository root):
+    python benchmarks/sustained_gemm.py [--seconds 40] [--idle 5] [--iters 20] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_env import median_ms, write_report
+
+SHAPES = {  # name: (m, n, k)
+    "square 8192^3": (8192, 8192, 8192),
+    "GPT 800M MLP up (32768 x 2048 -> 8192)": (32768, 8192, 2048),
+}
+REASONS = {  # NVML's clock-event reason bits (nvmlClocksEventReason*)
+    "sw_power_cap": 0x4,
+    "hw_slowdown": 0x8,
+    "sw_thermal": 0x20,
+    "hw_thermal": 0x40,
+    "hw_power_brake": 0x80,
+}
+
+
+class Nvml:
+    """GPU 0's power, SM clock and clock-event reasons through pynvml; every read None where NVML cannot answer."""
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self.nvml: Any = pynvml
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        except Exception as error:  # no NVML: the rates are still measured, the power columns say so
+            print(f"NVML unavailable ({error}): power and clocks not measured", file=sys.stderr)
+
+    def read(self) -> dict[str, Any]:
+        if self.handle is None:
+            return {"power_w": None, "sm_clock_mhz": None, "reasons": None}
+        nvml, handle = self.nvml, self.handle
+        reasons_call = (
+            getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+            or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+        )
+        bits = reasons_call(handle)
+        return {
+            "power_w": nvml.nvmlDeviceGetPowerUsage(handle) / 1000,
+            "sm_clock_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
+            "reasons": [name for name, bit in REASONS.items() if bits & bit],
+        }
+
+    def power_limit_w(self) -> float | None:
+        if self.handle is None:
+            return None
+        return self.nvml.nvmlDeviceGetEnforcedPowerLimit(self.handle) / 1000
+
+
+def sustained(gemm: Any, flops: float, seconds: float, nvml: Nvml) -> list[dict[str, Any]]:
+    """Back-to-back GEMMs for `seconds`, one row per window of about a second: TFLOP/s, power, SM clock, reasons."""
+    per_ms = median_ms(gemm, 5, warmup=1)
+    calls = max(1, int(1000 / per_ms))
+    windows = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            gemm()
+        stop.record()
+        stop.synchronize()
+        elapsed_s = start.elapsed_time(stop) / 1000
+        windows.append({"tflops": flops * calls / elapsed_s / 1e12, **nvml.read()})
+    return windows
+
+
+def summary(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The last half of the windows: median rate, mean power and clock, share of windows under each reason."""
+    tail = windows[len(windows) // 2 :]
+    powers = [w["power_w"] for w in tail if w["power_w"] is not None]
+    clocks = [w["sm_clock_mhz"] for w in tail if w["sm_clock_mhz"] is not None]
+    reasons = {
+        name: sum(1 for w in tail if w["reasons"] and name in w["reasons"]) / len(tail)
+        for name in REASONS
+        if any(w["reasons"] and name in w["reasons"] for w in tail)
+    }
+    return {
+        "windows": len(windows),
+        "tflops_median_last_half": statistics.median(w["tflops"] for w in tail),
+        "tflops_first_window": windows[0]["tflops"],
+        "mean_power_w_last_half": statistics.fmean(powers) if powers else None,
+        "mean_sm_clock_mhz_last_half": statistics.fmean(clocks) if clocks else None,
+        "share_of_windows_by_reason": reasons,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=40.0, help="sustained loop per shape (default 40)")
+    parser.add_argument("--idle", type=float, default=5.0, help="rest before each burst (default 5)")
+    parser.add_argument("--iters", type=int, default=20, help="calls per timed group of the burst (default 20)")
+    parser.add_argument("--json", type=Path, default=None, help="write the report here")
+    args = parser.parse_args()
+    if args.seconds <= 0 or args.idle < 0 or args.iters < 1:
+        parser.error("--seconds must be positive, --idle not negative, --iters at least 1")
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU", file=sys.stderr)
+        return 2
+    nvml = Nvml()
+    results = []
+    for name, (m, n, k) in SHAPES.items():
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        flops = 2.0 * m * n * k
+        time.sleep(args.idle)
+        rested = nvml.read()
+        burst_ms = median_ms(lambda a=a, b=b: a @ b, args.iters)
+        burst = flops / (burst_ms / 1000) / 1e12
+        windows = sustained(lambda a=a, b=b: a @ b, flops, args.seconds, nvml)
+        row = {"shape": name, "m": m, "n": n, "k": k, "burst_tflops": burst, "rested": rested, **summary(windows)}
+        row["sustained_over_burst"] = row["tflops_median_last_half"] / burst
+        row["trace"] = windows
+        results.append(row)
+        print(
+            f"{name}: burst {burst:.1f} TFLOP/s; sustained {row['tflops_median_last_half']:.1f} TFLOP/s "
+            f"({row['sustained_over_burst']:.3f} of the burst) at {row['mean_power_w_last_half']} W, "
+            f"SM {row['mean_sm_clock_mhz_last_half']} MHz, reasons {row['share_of_windows_by_reason']}",
+            flush=True,
+        )
+        del a, b
+        torch.cuda.empty_cache()
+    if args.json:
+        write_report(
+            args.json,
+            "sustained_gemm",
+            {"power_limit_w": nvml.power_limit_w()},
+            settings={"seconds": args.seconds, "idle_s": args.idle, "iters": args.iters, "dtype": "bf16"},
+            results=results,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
