@@ -86,9 +86,17 @@ def build_optimizer(model: torch.nn.Module, hyperparameters: dict[str, Any], pla
 
 
 def output_loss(lm_head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor, vocab: int) -> torch.Tensor:
-    """Mean next-token cross-entropy over the real vocabulary (padded logits left out), in fp32."""
-    logits = lm_head(hidden)[..., :vocab]
-    return F.cross_entropy(logits.reshape(-1, vocab).float(), targets.reshape(-1))
+    """Mean next-token cross-entropy over the real vocabulary, in fp32: the padded columns' logits count as minus
+    infinity, so they add nothing to the softmax and get no gradient.
+
+    The same loss and gradients as slicing the logits to `vocab` columns, but every row keeps the padded
+    length, which the GPU reads faster (benchmarks/loss_kernels.py: 7.5 against 10.4 ms per GPT 800M step on
+    the H200, identical values).
+    """
+    logits = lm_head(hidden)
+    padded = logits.shape[-1]
+    mask = torch.where(torch.arange(padded, device=logits.device) < vocab, 0.0, float("-inf"))
+    return F.cross_entropy((logits.float() + mask).reshape(-1, padded), targets.reshape(-1))
 
 
 def compile_regions(
