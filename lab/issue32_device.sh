@@ -171,6 +171,11 @@ for what in "$@"; do
         timeout 200 python3 -u benchmarks/sustained_gemm.py --seconds 30 --json "$OUT/sustained_gemm_h200.json" \
             >"$OUT/sustained_gemm.txt" 2>&1
         echo "   exit $?"; tail -3 "$OUT/sustained_gemm.txt" ;;
+    gpt_ab)  # the sliced loss (before 2026-12-03) and the masked one interleaved, AB_PAIRS (default 2) of each
+        for i in $(seq "${AB_PAIRS:-2}"); do
+            SB_CLI="python3 lab/probes/cli_with.py" gpt "ab_slice_$i" 200 SB_GPT_SLICE=1
+            gpt "ab_masked_$i" 200
+        done ;;
     gpt_whole) SB_CLI="python3 lab/probes/cli_with.py" gpt gpt_whole 300 SB_GPT_WHOLE=1 ;;
     *) echo "unknown step $what" ;;
     esac

@@ -8,7 +8,8 @@ of torch._inductor.config values set before the run. SB_STEM_PAD=C builds torchv
 its stem convolution fed C input channels, the image and the weight padded with zeros inside the model
 (the same arithmetic; cuDNN otherwise pads the 3 channels itself on every call). SB_GPT_WHOLE=1 compiles
 llm-gpt's whole decoder (embeddings, every block, the final norm) as one graph instead of block by block,
-so that inductor may fuse across the blocks' boundaries.
+so that inductor may fuse across the blocks' boundaries. SB_GPT_SLICE=1 restores llm-gpt's earlier loss, the
+logits sliced to the real vocabulary (the executor now masks the padding instead).
 """
 
 import json
@@ -70,6 +71,18 @@ if os.environ.get("SB_GPT_WHOLE"):
 
     gpt_executor.compile_regions = compile_whole
     print("llm-gpt: the whole decoder compiled as one graph", flush=True)
+
+if os.environ.get("SB_GPT_SLICE"):
+    import torch.nn.functional as F
+
+    from specbench.workloads.llm_gpt import model as gpt_model
+
+    def sliced_loss(lm_head, hidden, targets, vocab):  # type: ignore[no-untyped-def]
+        logits = lm_head(hidden)[..., :vocab]
+        return F.cross_entropy(logits.reshape(-1, vocab).float(), targets.reshape(-1))
+
+    gpt_model.output_loss = sliced_loss
+    print("llm-gpt: the loss over the logits sliced to the vocabulary", flush=True)
 
 from specbench.cli import main
 
