@@ -176,6 +176,11 @@ for what in "$@"; do
             SB_CLI="python3 lab/probes/cli_with.py" gpt "ab_slice_$i" 200 SB_GPT_SLICE=1
             gpt "ab_masked_$i" 200
         done ;;
+    llm_throughput)  # deliverable 5's GPT script (plain loops against specbench in one process)
+        echo "== llm_throughput $(date -u +%H:%M:%S)"
+        timeout 300 python3 -u benchmarks/llm_throughput.py --budget-s 200 --runs 1 --out "$OUT/llm_throughput_h200.json" \
+            --submission-out /tmp/sub/specbench/h200-llm >"$OUT/llm_throughput.txt" 2>&1
+        echo "   exit $?"; tail -8 "$OUT/llm_throughput.txt" ;;
     gpt_whole) SB_CLI="python3 lab/probes/cli_with.py" gpt gpt_whole 300 SB_GPT_WHOLE=1 ;;
     *) echo "unknown step $what" ;;
     esac
