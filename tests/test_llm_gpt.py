@@ -313,6 +313,28 @@ def test_padding_the_vocabulary_leaves_the_model_and_its_gradients_unchanged() -
     assert padded.model.lm_head.weight is padded.model.transformer.wte.weight
 
 
+@pytest.mark.parametrize("autocast", [False, True], ids=["fp32", "bf16 autocast"])
+def test_the_masked_loss_is_the_loss_over_the_sliced_logits(autocast: bool) -> None:
+    """output_loss masks the padded vocabulary; the loss and both gradients are those of slicing it away."""
+    torch.manual_seed(0)
+    head = torch.nn.Linear(32, 256, bias=False)
+    hidden = torch.randn(3, 5, 32, requires_grad=True)
+    targets = torch.randint(0, 200, (3, 5))
+
+    def sliced(lm_head: torch.nn.Module, x: torch.Tensor, t: torch.Tensor, vocab: int) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(lm_head(x)[..., :vocab].reshape(-1, vocab).float(), t.reshape(-1))
+
+    results = []
+    for loss_fn in (sliced, output_loss):
+        context = torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+        with context:
+            loss = loss_fn(head, hidden, targets, 200)
+        results.append((loss.detach(), *torch.autograd.grad(loss, [hidden, head.weight])))
+    for expected, got in zip(*results, strict=True):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-7)
+    assert torch.count_nonzero(results[1][2][200:]) == 0 and torch.count_nonzero(results[1][2][:200]) > 0
+
+
 @pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
 def test_each_precision_takes_a_finite_step_that_moves_the_weights(precision: str) -> None:
     state = state_for(plan(precision=precision), windows())
