@@ -1,12 +1,12 @@
 """The bf16 GEMM rate in a short burst against the rate the GPU holds under its power limit.
 
-Issue 32's GPT goal (560 model TFLOP/s) is 70% of a GEMM rate measured in a few hundred milliseconds
-(`llm_throughput.py`'s 8192^3 check). A training run lasts minutes, long enough for the board to reach its
-power limit and lower its clocks, and every executor run on the H200 sits at 685 to 696 W of its 700 W
+Issue 32's GPT goal (560 model TFLOP/s) is 0.71 of a GEMM rate measured in about 30 ms (`llm_throughput.py`'s
+8192^3 check: 3 warm-up and 20 timed calls). A training run lasts minutes, long enough for the board to reach
+its power limit and lower its clocks, and every executor run on the H200 sits at 682 to 698 W of its 700 W
 limit. This measures, in one process, for each shape:
 
-- burst: the median of 5 groups of `--iters` calls (CUDA events), right after `--idle` seconds of rest,
-  as a short ceiling check sees it;
+- burst: the median of 5 groups of `--iters` calls (CUDA events; the default 4 makes the whole burst about
+  30 ms at 8192^3), right after `--idle` seconds of rest, as a short ceiling check sees it;
 - sustained: the same GEMM back to back for `--seconds`, timed per window of about one second, with
   NVML's power, SM clock and clock-event reasons (software power cap, thermal, hardware slowdown) read
   at the end of each window; the report gives the rate over the last half of the windows.
@@ -14,12 +14,13 @@ limit. This measures, in one process, for each shape:
 Shapes: the square 8192^3 check and GPT 800M's largest matrix product (16 x 2048 tokens x 2048 -> 8192,
 the MLP's first layer, forward). Reading clocks and power changes no GPU setting. Usage (on a CUDA
 machine, from the repository root):
-    python benchmarks/sustained_gemm.py [--seconds 40] [--idle 5] [--iters 20] [--json FILE]
+    python benchmarks/sustained_gemm.py [--seconds 40] [--idle 5] [--iters 4] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -35,17 +36,18 @@ SHAPES = {  # name: (m, n, k)
     "square 8192^3": (8192, 8192, 8192),
     "GPT 800M MLP up (32768 x 2048 -> 8192)": (32768, 8192, 2048),
 }
-REASONS = {  # NVML's clock-event reason bits (nvmlClocksEventReason*)
-    "sw_power_cap": 0x4,
-    "hw_slowdown": 0x8,
-    "sw_thermal": 0x20,
-    "hw_thermal": 0x40,
-    "hw_power_brake": 0x80,
+REASONS = {  # name: NVML's clock-event reason constant (nvmlClocksEventReason*, ThrottleReason in older pynvml)
+    "sw_power_cap": "SwPowerCap",
+    "hw_slowdown": "HwSlowdown",
+    "sw_thermal": "SwThermalSlowdown",
+    "hw_thermal": "HwThermalSlowdown",
+    "hw_power_brake": "HwPowerBrakeSlowdown",
 }
 
 
 class Nvml:
-    """GPU 0's power, SM clock and clock-event reasons through pynvml; every read None where NVML cannot answer."""
+    """The power, SM clock and clock-event reasons of the GPU torch runs on (matched by UUID, so that
+    CUDA_VISIBLE_DEVICES is respected), through pynvml; a value is None where NVML cannot answer."""
 
     def __init__(self) -> None:
         self.handle: Any = None
@@ -54,29 +56,42 @@ class Nvml:
 
             pynvml.nvmlInit()
             self.nvml: Any = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            uuid = getattr(torch.cuda.get_device_properties(0), "uuid", None)
+            try:
+                self.handle = pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+            except pynvml.NVMLError:  # a torch without the UUID, or a MIG slice: NVML's first GPU
+                self.handle = pynvml.nvmlDeviceGetHandleByIndex(0)
         except Exception as error:  # no NVML: the rates are still measured, the power columns say so
             print(f"NVML unavailable ({error}): power and clocks not measured", file=sys.stderr)
+
+    def _try(self, name: str, *args: Any) -> Any:
+        try:
+            return getattr(self.nvml, name)(self.handle, *args)
+        except Exception:  # pynvml.NVMLError (not supported, GPU lost) or a call this pynvml lacks
+            return None
 
     def read(self) -> dict[str, Any]:
         if self.handle is None:
             return {"power_w": None, "sm_clock_mhz": None, "reasons": None}
-        nvml, handle = self.nvml, self.handle
-        reasons_call = (
-            getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
-            or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-        )
-        bits = reasons_call(handle)
+        power = self._try("nvmlDeviceGetPowerUsage")
+        bits = self._try("nvmlDeviceGetCurrentClocksEventReasons")
+        if bits is None:
+            bits = self._try("nvmlDeviceGetCurrentClocksThrottleReasons")
         return {
-            "power_w": nvml.nvmlDeviceGetPowerUsage(handle) / 1000,
-            "sm_clock_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
-            "reasons": [name for name, bit in REASONS.items() if bits & bit],
+            "power_w": power / 1000 if power is not None else None,
+            "sm_clock_mhz": self._try("nvmlDeviceGetClockInfo", self.nvml.NVML_CLOCK_SM),
+            "reasons": None if bits is None else [name for name in REASONS if bits & self._bit(REASONS[name])],
         }
+
+    def _bit(self, constant: str) -> int:
+        bit = getattr(self.nvml, f"nvmlClocksEventReason{constant}", None)
+        return int(bit if bit is not None else getattr(self.nvml, f"nvmlClocksThrottleReason{constant}", 0))
 
     def power_limit_w(self) -> float | None:
         if self.handle is None:
             return None
-        return self.nvml.nvmlDeviceGetEnforcedPowerLimit(self.handle) / 1000
+        limit = self._try("nvmlDeviceGetEnforcedPowerLimit")
+        return limit / 1000 if limit is not None else None
 
 
 def sustained(gemm: Any, flops: float, seconds: float, nvml: Nvml) -> list[dict[str, Any]]:
@@ -121,7 +136,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=40.0, help="sustained loop per shape (default 40)")
     parser.add_argument("--idle", type=float, default=5.0, help="rest before each burst (default 5)")
-    parser.add_argument("--iters", type=int, default=20, help="calls per timed group of the burst (default 20)")
+    parser.add_argument("--iters", type=int, default=4, help="calls per timed group of the burst (default 4)")
     parser.add_argument("--json", type=Path, default=None, help="write the report here")
     args = parser.parse_args()
     if args.seconds <= 0 or args.idle < 0 or args.iters < 1:
@@ -137,9 +152,10 @@ def main() -> int:
         flops = 2.0 * m * n * k
         time.sleep(args.idle)
         rested = nvml.read()
-        burst_ms = median_ms(lambda a=a, b=b: a @ b, args.iters)
+        gemm = functools.partial(torch.matmul, a, b)
+        burst_ms = median_ms(gemm, args.iters)
         burst = flops / (burst_ms / 1000) / 1e12
-        windows = sustained(lambda a=a, b=b: a @ b, flops, args.seconds, nvml)
+        windows = sustained(gemm, flops, args.seconds, nvml)
         row = {"shape": name, "m": m, "n": n, "k": k, "burst_tflops": burst, "rested": rested, **summary(windows)}
         row["sustained_over_burst"] = row["tflops_median_last_half"] / burst
         row["trace"] = windows
@@ -150,7 +166,7 @@ def main() -> int:
             f"SM {row['mean_sm_clock_mhz_last_half']} MHz, reasons {row['share_of_windows_by_reason']}",
             flush=True,
         )
-        del a, b
+        del a, b, gemm
         torch.cuda.empty_cache()
     if args.json:
         write_report(

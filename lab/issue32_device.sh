@@ -23,24 +23,16 @@ monitor_start() {  # NAME
 }
 monitor_stop() {  # NAME
     kill "$MONITOR" 2>/dev/null; wait "$MONITOR" 2>/dev/null
-    python3 - "$OUT/$1.smi.csv" <<'PY'
-import sys
-rows = [r.split(", ") for r in open(sys.argv[1]).read().splitlines() if r.count(", ") == 4]
-busy = [r for r in rows if r[1].replace(".", "").isdigit() and float(r[1]) > 300]
-if busy:
-    capped = sum(1 for r in busy if r[3].strip() == "Active") / len(busy)
-    print(f"   nvidia-smi over {len(busy)} busy samples (>300 W): {sum(float(r[1]) for r in busy) / len(busy):.0f} W, "
-          f"SM {sum(float(r[2]) for r in busy) / len(busy):.0f} MHz, software power cap active in {capped:.0%}")
-PY
+    python3 lab/summarise_runs.py --smi "$OUT/$1.smi.csv" | sed 's/^/   /'
 }
 resnet() {  # NAME LIMIT BATCH COMPILE [ENV...]
     local name=$1 limit=$2 batch=$3 mode=$4
     shift 4
     echo "== $name $(date -u +%H:%M:%S) $*"
     local t0=$SECONDS
+    monitor_start "$name"
     # SB_CLI: another entry point, such as lab/probes/cli_with.py with its settings in the environment
     # shellcheck disable=SC2086
-    monitor_start "$name"
     env "$@" timeout "$limit" ${SB_CLI:-python3 -m specbench.cli} execute caraml-resnet50 --device cuda --power nvml --runs 1 \
         --set global_batch_size=$batch --set compile_mode="$mode" --set precision=bf16 \
         --set memory_format=channels_last --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
@@ -60,8 +52,8 @@ gpt() {  # NAME LIMIT [ENV...]; GPT_SETS (default: global and micro-batch 16, cu
     local sets=${GPT_SETS:-"global_batch_size=16 micro_batch_size=16 attention=cudnn"}
     echo "== $name $(date -u +%H:%M:%S) $sets $*"
     local t0=$SECONDS
-    # shellcheck disable=SC2046
     monitor_start "$name"
+    # shellcheck disable=SC2046,SC2086
     env "$@" timeout "$limit" ${SB_CLI:-python3 -m specbench.cli} execute llm-gpt --device cuda --power nvml --runs 1 \
         $(printf -- '--set %s ' $sets) --set compile_mode=default \
         --out "$OUT/$name" >"$OUT/$name.txt" 2>&1

@@ -1,6 +1,7 @@
 """One JSON row per run of lab/issue32_device.sh from the logs it leaves under $OUT.
 
     python lab/summarise_runs.py FOLDER [FOLDER...] > summary.json
+    python lab/summarise_runs.py --smi NAME.smi.csv     # one line: the monitor's summary of one run
 
 For each NAME.txt with an executor's closing line ("...: success | 20.1 s | 81,345.7 tokens/s | 13915.8 J,
 690.9 W mean"): the rate and its unit, energy and mean power as the executor measured them (NVML), and,
@@ -59,6 +60,16 @@ def main(folders: list[str]) -> int:
     if not folders:
         print(__doc__, file=sys.stderr)
         return 2
+    if folders[0] == "--smi":
+        for path in folders[1:]:
+            row = smi(Path(path)) if Path(path).exists() else None
+            print(
+                "nvidia-smi: no samples above 300 W"
+                if row is None
+                else f"nvidia-smi over {row['busy_samples']} busy samples (>300 W): {row['mean_power_w']:.0f} W, "
+                f"SM {row['mean_sm_clock_mhz']} MHz, software power cap active in {row['share_power_capped']:.0%}"
+            )
+        return 0
     print(json.dumps({folder: summarise(Path(folder)) for folder in folders}, indent=1))
     return 0
 
