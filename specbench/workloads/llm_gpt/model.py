@@ -90,7 +90,7 @@ def output_loss(lm_head: torch.nn.Module, hidden: torch.Tensor, targets: torch.T
     infinity, so they add nothing to the softmax and get no gradient.
 
     The same loss and gradients as slicing the logits to `vocab` columns, but every row keeps the padded
-    length, which the GPU reads faster (benchmarks/loss_kernels.py: 7.5 against 10.4 ms per GPT 800M step on
+    length, which the GPU reads faster (benchmarks/loss_kernels.py: 7.8 against 10.7 ms per GPT 800M step on
     the H200, identical values). A target in the padding would give an infinite loss rather than an index error;
     load_tokens refuses any token id outside the vocabulary before a run starts.
     """
