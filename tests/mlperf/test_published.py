@@ -380,6 +380,7 @@ def summaries(tmp_path_factory: pytest.TempPathFactory) -> list[OrgResult]:
         isolated = _isolated(org, usage, ruleset, tmp_path_factory.mktemp("alone")) if whole.crash else {}
         return OrgResult(name, usage, ruleset, org, whole, isolated)
 
+    tmp_path_factory.getbasetemp()  # made once here: two threads making it at once race (mktemp then refuses)
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(run, jobs))
 
