@@ -47,21 +47,23 @@ def environment(**extra: Any) -> dict[str, Any]:
     }
 
 
+def group_ms(fn: Callable[[], object], calls: int) -> float:
+    """Milliseconds of `calls` back-to-back calls of fn, timed by CUDA events (waits for them to finish)."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop)
+
+
 def median_ms(fn: Callable[[], object], iters: int, warmup: int = 3) -> float:
     """Median milliseconds of one call of fn, over 5 groups of `iters` calls timed by CUDA events, after `warmup` calls."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(5):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / iters)
-    return sorted(times)[2]
+    return sorted(group_ms(fn, iters) / iters for _ in range(5))[2]
 
 
 def write_report(path: Path, benchmark: str, environment_extra: dict[str, Any] | None = None, **fields: Any) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_env import median_ms, write_report
+from gpu_env import group_ms, median_ms, write_report
 
 SHAPES = {  # name: (m, n, k)
     "square 8192^3": (8192, 8192, 8192),
@@ -101,13 +101,7 @@ def sustained(gemm: Any, flops: float, seconds: float, nvml: Nvml) -> list[dict[
     windows = []
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            gemm()
-        stop.record()
-        stop.synchronize()
-        elapsed_s = start.elapsed_time(stop) / 1000
+        elapsed_s = group_ms(gemm, calls) / 1000
         windows.append({"tflops": flops * calls / elapsed_s / 1e12, **nvml.read()})
     return windows
 
