@@ -195,9 +195,16 @@ def plain_loop(micro_batch: int, compile_model: bool, warmup: int, steps: int) -
 
 
 def specbench_run(
-    out: Path, global_batch: int, micro_batch: int, compile_mode: str, attention: str, runs: int, timeout_s: float
+    out: Path,
+    global_batch: int,
+    micro_batch: int,
+    compile_mode: str,
+    attention: str,
+    runs: int,
+    timeout_s: float,
+    sets: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """`specbench execute llm-gpt` in a child process; reads its result.json files."""
+    """`specbench execute llm-gpt` in a child process, with `sets` as more --set K=V; reads its result.json files."""
     command = [
         sys.executable,
         "-m",
@@ -213,6 +220,7 @@ def specbench_run(
         f"compile_mode={compile_mode}",
         "--set",
         f"attention={attention}",
+        *(arg for item in sets for arg in ("--set", item)),
         "--runs",
         str(runs),
         "--out",
@@ -227,7 +235,9 @@ def specbench_run(
     results = [json.loads(p.read_text()) for p in sorted(out.glob("llm-gpt*/run_*/result.json"))]
     done = [r for r in results if r["status"] == "success"]
     row: dict[str, Any] = {
-        "variant": f"specbench compile_mode={compile_mode} attention={attention} mb{micro_batch} gbs{global_batch}",
+        "variant": " ".join(
+            [f"specbench compile_mode={compile_mode} attention={attention} mb{micro_batch} gbs{global_batch}", *sets]
+        ),
         "command": " ".join(command),
         "exit_code": code,
         "wall_s": time.monotonic() - t0,
@@ -274,6 +284,14 @@ def main() -> None:
     parser.add_argument("--plain-warmup", type=int, default=3)
     parser.add_argument("--plain-steps", type=int, default=12)
     parser.add_argument("--runs", type=int, default=3, help="specbench runs of the compiled configuration")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="another setting of specbench's compiled run (e.g. weights=bf16); the plain loops stay as they are",
+    )
     args = parser.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("this benchmark needs a CUDA GPU")
@@ -319,11 +337,13 @@ def main() -> None:
     save()
 
     left = args.budget_s - elapsed()
-    compiled = specbench_run(args.submission_out, 16, 16, "default", attention, args.runs, left - 5)
+    sets = tuple(args.sets)
+    report["settings"]["specbench_sets"] = list(sets)
+    compiled = specbench_run(args.submission_out, 16, 16, "default", attention, args.runs, left - 5, sets)
     if "tokens_per_s" not in compiled and attention != "sdpa" and args.budget_s - elapsed() > 90:
         report["specbench"].append(compiled)
         retry = args.submission_out.parent / (args.submission_out.name + "-sdpa")
-        compiled = specbench_run(retry, 16, 16, "default", "sdpa", args.runs, args.budget_s - elapsed() - 5)
+        compiled = specbench_run(retry, 16, 16, "default", "sdpa", args.runs, args.budget_s - elapsed() - 5, sets)
     report["specbench"].append(compiled)
     show(compiled, gemm)
     save()

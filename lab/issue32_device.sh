@@ -178,6 +178,27 @@ for what in "$@"; do
             gpt "ab_autocast_$i" 200
             SB_CLI="python3 lab/probes/cli_with.py" gpt "ab_bf16w_$i" 200 SB_GPT_BF16_WEIGHTS=1
         done ;;
+    gpt_weights)  # the executor's weights=fp32 (the default) and weights=bf16 interleaved, AB_PAIRS (default 2) of each
+        for i in $(seq "${AB_PAIRS:-2}"); do
+            gpt "ab_w32_$i" 200
+            GPT_SETS="global_batch_size=16 micro_batch_size=16 attention=cudnn weights=bf16" gpt "ab_w16_$i" 200
+        done ;;
+    smoke_weights)  # llm-gpt's smoke profile on the GPU, bf16 autocast over fp32 weights and bf16 weights, seed 1
+        for w in fp32 bf16; do
+            echo "== smoke_weights $w $(date -u +%H:%M:%S)"
+            timeout 200 python3 -m specbench.cli execute llm-gpt --profile smoke --device cuda --power none --seed 1 \
+                --set precision=bf16 --set weights=$w --out "$OUT/smoke_$w" >"$OUT/smoke_$w.txt" 2>&1
+            echo "   exit $?"
+            python3 -c 'import json, sys, pathlib
+for p in sorted(pathlib.Path(sys.argv[1]).glob("**/result.json")):
+    q = json.loads(p.read_text())["quality"]
+    print("   held-out loss", [(c["step"], round(c["value"], 4)) for c in q["curve"]], "reached", q["reached"])' "$OUT/smoke_$w"
+        done ;;
+    llm_throughput_w16)  # deliverable 5's GPT script with specbench's run at weights=bf16
+        echo "== llm_throughput_w16 $(date -u +%H:%M:%S)"
+        timeout 330 python3 -u benchmarks/llm_throughput.py --budget-s 230 --runs 1 --set weights=bf16 \
+            --out "$OUT/llm_throughput_h200.json" --submission-out /tmp/sub/specbench/h200-llm >"$OUT/llm_throughput.txt" 2>&1
+        echo "   exit $?"; tail -8 "$OUT/llm_throughput.txt" ;;
     gpt_whole) SB_CLI="python3 lab/probes/cli_with.py" gpt gpt_whole 300 SB_GPT_WHOLE=1 ;;
     *) echo "unknown step $what" ;;
     esac

@@ -22,6 +22,7 @@ from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta
 from specbench.spec.yamlio import load_yaml
 from specbench.workloads.llm_gpt.data import to_device
+from specbench.workloads.llm_gpt.master import MasterWeights
 from specbench.workloads.llm_gpt.model import build_model, build_optimizer, compile_regions, output_loss
 from specbench.workloads.llm_gpt.plan import Plan
 from specbench.workloads.llm_gpt.step import State, forward_loss, learning_rate, train_step
@@ -127,6 +128,21 @@ def test_a_seed_replays_a_run(quick_spec: Path, tmp_path: Path) -> None:
     assert curves[0] == curves[1] and curves[0][0] == 5 and len(curves[0][1]) == 1
 
 
+def test_bf16_weights_train_as_the_fp32_weights_under_autocast_do(quick_spec: Path, tmp_path: Path) -> None:
+    """The quick profile's held-out loss after 4 steps, seed 5, bf16 autocast over fp32 or bf16 weights."""
+    losses = {}
+    for weights in ("fp32", "bf16"):
+        out = tmp_path / "acme" / weights
+        args = ["execute", str(quick_spec), "--profile", "smoke", "--level", "free", "--seed", "5", "--power", "none"]
+        assert main([*args, "--out", str(out), "--set", "precision=bf16", "--set", f"weights={weights}"]) == 0
+        meta = load_yaml(out / "llm-gpt" / "submission.yaml").data
+        assert meta["layers"]["parallelism_precision"]["weights"] == weights
+        (result,) = results(out / "llm-gpt")
+        assert result["status"] == "success"
+        losses[weights] = result["quality"]["curve"][0]["value"]
+    assert losses["bf16"] < np.log(256) and losses["bf16"] == pytest.approx(losses["fp32"], rel=0.02)
+
+
 def test_released_1_0_0_submissions_still_validate() -> None:
     """The committed llm-gpt submissions name spec 1.0.0, kept verbatim under specs/released."""
     from specbench.validator.validate import validate_submission
@@ -202,7 +218,7 @@ def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
         meta["hyperparameters"]["activation_checkpointing"] is True and meta["hyperparameters"]["precision"] == "bf16"
     )
     assert meta["layers"]["framework"] == {"compile_mode": "none", "fused_optimizer": False}
-    assert meta["layers"]["parallelism_precision"] == {"vocab_padding": 1, "parallelism": "ddp"}
+    assert meta["layers"]["parallelism_precision"] == {"weights": "fp32", "vocab_padding": 1, "parallelism": "ddp"}
     logged = {e["key"]: e["value"] for e in events(out / "llm-gpt" / "run_1" / "log.txt")}
     assert logged["attention_kernel"] == "sdpa (PyTorch chooses the kernel)"
     recompute = 2 * (2 * 8 * 128 * 128 + 4 * 128 * 128)
@@ -220,6 +236,8 @@ def test_synthetic_tokens_give_throughput_and_energy_per_token_without_quality(
         (["vocab_padding=0"], "vocab_padding must be a positive integer, found 0"),
         (["model=9B"], "--set model=9B: spec 'llm-gpt' has the variants 800M, 13B, 175B, tiny"),
         (["gradient_accumulation_steps=2"], "--set gradient_accumulation_steps: unknown parameter"),
+        (["weights=bf16"], "weights=bf16 needs precision=bf16, found precision=fp32"),
+        (["weights=fp16", "precision=fp16"], "--set weights=fp16: expected one of fp32, bf16"),
     ],
 )
 def test_bad_configurations_are_refused_before_anything_runs(
@@ -272,14 +290,15 @@ HP = {"dropout": 0.0, "learning_rate": 1e-3, "grad_clip_norm": 0.0}
 def state_for(p: Plan, windows: np.ndarray, seed: int = 0) -> State:
     torch.manual_seed(seed)
     model = build_model(p, HP, "cpu")
-    optimizer = build_optimizer(model, HP, p)
+    master = MasterWeights(model) if p.weights == "bf16" else None
+    optimizer = build_optimizer(master.optimized if master is not None else model, HP, p)
     micro = (to_device(windows[i : i + p.micro_batch], "cpu") for i in range(0, len(windows), p.micro_batch))
     autocast: Any = contextlib.nullcontext
     if p.precision != "fp32":
         dtype = torch.bfloat16 if p.precision == "bf16" else torch.float16
         autocast = lambda: torch.autocast("cpu", dtype=dtype)  # noqa: E731
     scaler = torch.amp.GradScaler("cpu") if p.precision == "fp16" else None
-    return State(p, model, optimizer, scaler, autocast, output_loss, micro, None, 1000, 10)
+    return State(p, model, optimizer, scaler, autocast, output_loss, micro, None, 1000, 10, master=master)
 
 
 def windows(count: int = 4, seed: int = 0) -> np.ndarray:
@@ -342,6 +361,42 @@ def test_each_precision_takes_a_finite_step_that_moves_the_weights(precision: st
     loss = train_step(state, HP)
     assert torch.isfinite(loss)
     assert any(not torch.equal(a, b) for a, b in zip(before, state.model.parameters(), strict=True))
+
+
+def test_bf16_weights_are_the_fp32_masters_rounded_after_each_step() -> None:
+    state = state_for(plan(precision="bf16", weights="bf16"), windows())
+    assert state.master is not None
+    start = [m.detach().clone() for m in state.master.masters]
+    loss = train_step(state, {**HP, "grad_clip_norm": 1.0})
+    assert torch.isfinite(loss) and state.step == 1
+    weights, masters = list(state.model.parameters()), state.master.masters
+    assert {w.dtype for w in weights} == {torch.bfloat16} and {m.dtype for m in masters} == {torch.float32}
+    assert state.model.lm_head.weight is state.model.transformer.wte.weight  # still tied, in both copies
+    assert state.master.optimized.lm_head.weight is state.master.optimized.transformer.wte.weight
+    for weight, master in zip(weights, masters, strict=True):
+        assert torch.equal(weight, master.to(torch.bfloat16)) and weight.grad is None
+    moved = [not torch.equal(a, b) for a, b in zip(start, masters, strict=True)]
+    assert all(moved)
+
+
+def test_bf16_weights_sum_micro_batch_gradients_in_fp32() -> None:
+    layer = torch.nn.Linear(3, 2)
+    master = MasterWeights(layer)
+    weight, bias = layer.weight, layer.bias
+    first = torch.tensor([[1.0, 2.0**-9, 3.0], [4.0, 5.0, 6.0]], dtype=torch.bfloat16)
+    weight.grad, bias.grad = first, torch.ones(2, dtype=torch.bfloat16)
+    master.take_gradients(first=True)
+    assert weight.grad is None and bias.grad is None
+    weight.grad = torch.full((2, 3), 256.0, dtype=torch.bfloat16)  # 256 + 2**-9 is not a bf16 number
+    master.take_gradients(first=False)  # the bias has no gradient this time: it keeps the first one
+    grads = [m.grad for m in master.masters]
+    assert grads[0] is not None and grads[0].dtype == torch.float32
+    torch.testing.assert_close(grads[0], first.float() + 256.0, rtol=0, atol=0)
+    torch.testing.assert_close(grads[1], torch.ones(2), rtol=0, atol=0)
+    weight.grad = torch.ones(2, 3, dtype=torch.bfloat16)
+    master.take_gradients(first=True)  # a new step: the weight's gradient replaced, the bias's zero
+    torch.testing.assert_close(grads[0], torch.ones(2, 3), rtol=0, atol=0)
+    torch.testing.assert_close(grads[1], torch.zeros(2), rtol=0, atol=0)
 
 
 def test_compiled_blocks_share_one_graph_and_match_eager(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,8 @@
 """The LLM executor: CARAML's GPT training benchmark with a transformers GPT-2-style decoder.
 
 The model is transformers' GPT2LMHeadModel built from the spec variant's shape with random
-initialisation (nothing is downloaded), fp32 weights under bf16/fp16 autocast or fp32, trained with
-AdamW on next-token prediction (model.py, step.py). Data: random tokens on the device (the official
+initialisation (nothing is downloaded), fp32 weights under bf16/fp16 autocast or fp32 (or bf16 weights
+with fp32 master copies, master.py), trained with AdamW on next-token prediction (model.py, step.py). Data: random tokens on the device (the official
 throughput profile, or --synthetic), a memory-mapped token file (--data, see specbench.data.tokens), or
 the project's generated text (the smoke profile, which trains to a loss target) (data.py). What a
 configuration decides, and the FLOPs it executes, are in plan.py.
@@ -24,6 +24,7 @@ from specbench.run.context import RunContext
 from specbench.run.training import TimedSteps, timed_steps, warm_up
 from specbench.spec.resolve import ResolvedSpec
 from specbench.workloads.llm_gpt.data import data_kind, load_tokens, random_facts, run_data
+from specbench.workloads.llm_gpt.master import MasterWeights
 from specbench.workloads.llm_gpt.model import (
     attention_kernel,
     build_model,
@@ -109,12 +110,14 @@ def _build(ctx: RunContext, plan: Plan, total_steps: int) -> State:
     torch.manual_seed(ctx.seed)
     restrict_sdpa(plan.attention)
     model = build_model(plan, ctx.hyperparameters, ctx.device)
+    master = MasterWeights(model) if plan.weights == "bf16" else None
     autocast, scaler = mixed_precision(ctx.device, plan.precision)
     if plan.compile_mode != "none":
         ctx.progress.message(describe(*use_compile_cache()))
     loss_fn = compile_regions(model, plan.compile_mode)
     wrapped = data_parallel(plan, model, loss_fn, ctx.dist, ctx.device) if ctx.dist.active else None
-    optimizer = build_optimizer(wrapped if wrapped is not None else model, ctx.hyperparameters, plan)
+    optimized = master.optimized if master is not None else wrapped if wrapped is not None else model
+    optimizer = build_optimizer(optimized, ctx.hyperparameters, plan)
     data = run_data(ctx, plan)
     return State(
         plan,
@@ -129,6 +132,7 @@ def _build(ctx: RunContext, plan: Plan, total_steps: int) -> State:
         total_steps,
         0,
         wrapped,
+        master,
     )
 
 

@@ -26,6 +26,17 @@ OPTIONS = {
         "fp32",
         "bf16",
     ),
+    "weights": Option(
+        "weights",
+        "parallelism_precision",
+        "the dtype the model's weights are kept in: fp32 (cast to bf16 or fp16 by autocast at each use) or bf16 "
+        "(with fp32 master copies that the optimizer updates and gradients summed in fp32, as Megatron-LM's --bf16; "
+        "needs precision=bf16 and one process)",
+        ("fp32", "bf16"),
+        "fp32",
+        "fp32",
+        absent="fp32",  # before the option, the weights were fp32
+    ),
     "attention": Option(
         "attention",
         "parallelism_precision",
@@ -114,13 +125,22 @@ class Plan:
     padded_vocab: int
     world: int = 1
     parallelism: str = "ddp"
+    weights: str = "fp32"
 
     @property
     def tokens_per_step(self) -> int:
         return self.global_batch * self.shape.sequence
 
 
-CHOICES = ("precision", "attention", "compile_mode", "activation_checkpointing", "fused_optimizer", "parallelism")
+CHOICES = (
+    "precision",
+    "weights",
+    "attention",
+    "compile_mode",
+    "activation_checkpointing",
+    "fused_optimizer",
+    "parallelism",
+)
 """The options with a fixed set of values, checked by make_plan."""
 
 
@@ -199,6 +219,13 @@ def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
             "global_batch_size = micro_batch_size x gradient accumulation steps x processes"
         )
     choices = _choices(config, device)
+    if choices["weights"] == "bf16" and choices["precision"] != "bf16":
+        raise UsageError(f"weights=bf16 needs precision=bf16, found precision={choices['precision']}")
+    if choices["weights"] == "bf16" and world > 1:
+        raise UsageError(
+            f"weights=bf16 runs in one process ({world} here): across processes the gradients would be all-reduced "
+            "in bf16; use weights=fp32"
+        )
     padding = _positive_int(_value(config, "vocab_padding", device), "vocab_padding")
     return Plan(
         variant=variant,
@@ -214,6 +241,7 @@ def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
         padded_vocab=-(-shape.vocab // padding) * padding,
         world=world,
         parallelism=choices["parallelism"],
+        weights=choices["weights"],
     )
 
 

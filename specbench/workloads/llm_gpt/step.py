@@ -13,6 +13,7 @@ import torch
 from specbench.data import tokens as tokdata
 from specbench.run.training import warmup_cosine
 from specbench.workloads.llm_gpt.data import Batch, to_device
+from specbench.workloads.llm_gpt.master import MasterWeights
 from specbench.workloads.llm_gpt.plan import DEFAULTS, Plan
 from specbench.workloads.training import set_learning_rate
 
@@ -33,6 +34,8 @@ class State:
     total_steps: int
     step: int = 0
     wrapped: torch.nn.Module | None = None
+    master: MasterWeights | None = None
+    """The fp32 master weights the optimizer updates, where the model's own are bf16 (weights=bf16)."""
 
 
 def gradient_sync(state: State, last: bool) -> Any:
@@ -67,18 +70,24 @@ def train_step(state: State, hyperparameters: dict[str, Any]) -> torch.Tensor:
                 loss = forward_loss(state, inputs, targets)
             scaled = loss / plan.accumulation
             (state.scaler.scale(scaled) if state.scaler is not None else scaled).backward()
+        if state.master is not None:
+            state.master.take_gradients(first=index == 0)
         total = loss.detach() if total is None else total + loss.detach()
     clip = float(hyperparameters.get("grad_clip_norm", DEFAULTS["grad_clip_norm"]))
     if state.scaler is not None:
         state.scaler.unscale_(state.optimizer)
     if clip > 0:
-        torch.nn.utils.clip_grad_norm_(state.model.parameters(), clip, foreach=True)
+        optimized = state.master.parameters() if state.master is not None else state.model.parameters()
+        torch.nn.utils.clip_grad_norm_(optimized, clip, foreach=True)
     if state.scaler is not None:
         state.scaler.step(state.optimizer)
         state.scaler.update()
     else:
         state.optimizer.step()
-    state.optimizer.zero_grad(set_to_none=True)
+    if state.master is not None:
+        state.master.publish()  # the fp32 gradients stay in place: the next step's first micro-batch replaces them
+    else:
+        state.optimizer.zero_grad(set_to_none=True)
     state.step += 1
     assert total is not None
     return total / plan.accumulation
