@@ -16,6 +16,7 @@ import torch
 from specbench.accounting.flops import GptShape
 from specbench.cli import main
 from specbench.data import tokens as tok
+from specbench.errors import UsageError
 from specbench.power.base import Device, Meter, PowerValues
 from specbench.run import harness
 from specbench.spec.result import RunResult
@@ -377,6 +378,39 @@ def test_bf16_weights_are_the_fp32_masters_rounded_after_each_step() -> None:
         assert torch.equal(weight, master.to(torch.bfloat16)) and weight.grad is None
     moved = [not torch.equal(a, b) for a, b in zip(start, masters, strict=True)]
     assert all(moved)
+
+
+def test_bf16_weights_accumulate_micro_batches_and_clip_the_fp32_gradients() -> None:
+    """One step over two micro-batches gives the fp32 gradients of one batch of both; clipping acts on them."""
+    data = windows(8)
+    whole = state_for(plan(precision="bf16", weights="bf16", global_batch=8, micro_batch=8), data)
+    split = state_for(plan(precision="bf16", weights="bf16", global_batch=8, micro_batch=4, accumulation=2), data)
+    for state in (whole, split):
+        train_step(state, HP)
+    assert whole.master is not None and split.master is not None
+    for a, b in zip(whole.master.grads, split.master.grads, strict=True):
+        torch.testing.assert_close(b, a, rtol=0.02, atol=2e-4)
+    clipped = state_for(plan(precision="bf16", weights="bf16"), data)
+    train_step(clipped, {**HP, "grad_clip_norm": 1e-3})
+    assert clipped.master is not None
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in clipped.master.grads]))
+    assert float(norm) == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_bf16_weights_are_refused_across_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specbench.run.config import build_configs
+    from specbench.spec.loader import load_spec
+    from specbench.spec.resolve import resolve
+    from specbench.workloads.llm_gpt import plan as gpt_plan
+
+    resolved = resolve(load_spec(REPO / "specs" / "llm-gpt.yaml"), "smoke", "free")
+    sets = ["precision=bf16", "weights=bf16", "micro_batch_size=8"]
+    (config,) = build_configs(resolved, gpt_plan.OPTIONS, sets, "cpu", gpt_plan.DEFAULTS)
+    assert gpt_plan.make_plan(resolved, config, "cpu").weights == "bf16"
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    with pytest.raises(UsageError, match=r"weights=bf16 runs in one process \(2 here\)"):
+        gpt_plan.make_plan(resolved, config, "cpu")
 
 
 def test_bf16_weights_sum_micro_batch_gradients_in_fp32() -> None:

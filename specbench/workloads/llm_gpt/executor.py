@@ -2,10 +2,11 @@
 
 The model is transformers' GPT2LMHeadModel built from the spec variant's shape with random
 initialisation (nothing is downloaded), fp32 weights under bf16/fp16 autocast or fp32 (or bf16 weights
-with fp32 master copies, master.py), trained with AdamW on next-token prediction (model.py, step.py). Data: random tokens on the device (the official
-throughput profile, or --synthetic), a memory-mapped token file (--data, see specbench.data.tokens), or
-the project's generated text (the smoke profile, which trains to a loss target) (data.py). What a
-configuration decides, and the FLOPs it executes, are in plan.py.
+with fp32 master copies, master.py), trained with AdamW on next-token prediction (model.py, step.py).
+Data: random tokens on the device (the official throughput profile, or --synthetic), a memory-mapped
+token file (--data, see specbench.data.tokens), or the project's generated text (the smoke profile,
+which trains to a loss target) (data.py). What a configuration decides, and the FLOPs it executes, are
+in plan.py.
 """
 
 from __future__ import annotations

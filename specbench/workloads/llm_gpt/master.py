@@ -26,8 +26,7 @@ class MasterWeights:
         if [w.shape for w in self.weights] != [m.shape for m in self.masters]:
             raise RuntimeError("the fp32 copy's parameters do not match the model's")
         self.grads = [torch.zeros_like(m) for m in self.masters]
-        for master, grad in zip(self.masters, self.grads, strict=True):
-            master.grad = grad
+        """The fp32 gradients, kept between steps; each master's .grad is its buffer from the first micro-batch on."""
 
     def parameters(self) -> Iterator[torch.Tensor]:
         """The fp32 parameters, for gradient clipping."""
@@ -38,14 +37,17 @@ class MasterWeights:
         """Move the micro-batch's bf16 gradients into the fp32 ones: replace them after the first micro-batch of
         a step, add to them after the others; a parameter with no gradient counts as zero."""
         pairs = [(g, w.grad) for g, w in zip(self.grads, self.weights, strict=True) if w.grad is not None]
-        if first and len(pairs) < len(self.grads):
-            torch._foreach_zero_(self.grads)
+        if first:
+            for master, grad in zip(self.masters, self.grads, strict=True):
+                master.grad = grad  # bound again each step: a zero_grad(set_to_none=True) must not unbind them
+            if len(pairs) < len(self.grads):
+                torch._foreach_zero_(self.grads)
         if pairs:
             into, new = (list(side) for side in zip(*pairs, strict=True))
             if first:
                 torch._foreach_copy_(into, new)
             else:
-                torch._foreach_add_(into, [g.float() for g in new])
+                torch._foreach_add_(into, new)  # bf16 added into fp32 in place
         for weight in self.weights:
             weight.grad = None
 

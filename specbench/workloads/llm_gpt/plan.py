@@ -21,7 +21,7 @@ OPTIONS = {
     "precision": Option(
         "precision",
         "parallelism_precision",
-        "bf16 or fp16 autocast over fp32 weights, or fp32 throughout",
+        "bf16 or fp16 autocast (over fp32 weights, or bf16 ones with weights=bf16), or fp32 throughout",
         ("bf16", "fp16", "fp32"),
         "fp32",
         "bf16",
