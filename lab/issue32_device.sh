@@ -173,11 +173,6 @@ for what in "$@"; do
         timeout 300 python3 -u benchmarks/llm_throughput.py --budget-s 200 --runs 1 --out "$OUT/llm_throughput_h200.json" \
             --submission-out /tmp/sub/specbench/h200-llm >"$OUT/llm_throughput.txt" 2>&1
         echo "   exit $?"; tail -8 "$OUT/llm_throughput.txt" ;;
-    gpt_bf16w)  # the executor's fp32 weights under autocast against bf16 weights with fp32 masters, interleaved
-        for i in $(seq "${AB_PAIRS:-1}"); do
-            gpt "ab_autocast_$i" 200
-            SB_CLI="python3 lab/probes/cli_with.py" gpt "ab_bf16w_$i" 200 SB_GPT_BF16_WEIGHTS=1
-        done ;;
     gpt_weights)  # the executor's weights=fp32 (the default) and weights=bf16 interleaved, AB_PAIRS (default 2) of each
         for i in $(seq "${AB_PAIRS:-2}"); do
             gpt "ab_w32_$i" 200

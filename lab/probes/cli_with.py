@@ -9,9 +9,8 @@ its stem convolution fed C input channels, the image and the weight padded with 
 (the same arithmetic; cuDNN otherwise pads the 3 channels itself on every call). SB_GPT_WHOLE=1 compiles
 llm-gpt's whole decoder (embeddings, every block, the final norm) as one graph instead of block by block,
 so that inductor may fuse across the blocks' boundaries. SB_GPT_SLICE=1 restores llm-gpt's earlier loss, the
-logits sliced to the real vocabulary (the executor now masks the padding instead). SB_GPT_BF16_WEIGHTS=1 runs
-llm-gpt's weights in bf16 with fp32 master copies in the optimizer, as Megatron-LM's --bf16 does (the executor
-keeps fp32 weights under bf16 autocast): single-process runs only, for a throughput probe.
+logits sliced to the real vocabulary (the executor now masks the padding instead). (The probe
+SB_GPT_BF16_WEIGHTS=1 of commit 92ab2f8 became the executor's --set weights=bf16.)
 """
 
 import json
@@ -82,46 +81,6 @@ if os.environ.get("SB_GPT_SLICE"):
 
     gpt_model.output_loss = sliced_loss
     print("llm-gpt: the loss over the logits sliced to the vocabulary", flush=True)
-
-if os.environ.get("SB_GPT_BF16_WEIGHTS"):
-    import copy
-
-    import specbench.workloads.llm_gpt.executor as gpt_executor
-    from specbench.workloads.llm_gpt import model as gpt_model
-
-    MASTERS: dict[int, torch.nn.Module] = {}
-
-    def bf16_model(plan, hyperparameters, device):  # type: ignore[no-untyped-def]
-        model = gpt_model.build_model(plan, hyperparameters, device)
-        master = copy.deepcopy(model)  # fp32, from the same initial weights
-        model.to(torch.bfloat16)
-        MASTERS[id(model)] = master
-        return model
-
-    class MasterAdamW:
-        """AdamW on the fp32 master copy: bf16 gradients cast up, the updated weights rounded back to bf16."""
-
-        def __init__(self, model, hyperparameters, plan):  # type: ignore[no-untyped-def]
-            master = MASTERS[id(model)]
-            self.inner = gpt_model.build_optimizer(master, hyperparameters, plan)
-            self.pairs = list(zip(model.parameters(), master.parameters(), strict=True))
-            self.param_groups = self.inner.param_groups
-
-        @torch.no_grad()
-        def step(self) -> None:
-            for weight, master in self.pairs:
-                master.grad = None if weight.grad is None else weight.grad.float()
-            self.inner.step()
-            for weight, master in self.pairs:
-                weight.copy_(master)
-
-        def zero_grad(self, set_to_none: bool = True) -> None:
-            for weight, master in self.pairs:
-                weight.grad = master.grad = None
-
-    gpt_executor.build_model = bf16_model
-    gpt_executor.build_optimizer = MasterAdamW
-    print("llm-gpt: bf16 weights, fp32 master weights in the optimizer", flush=True)
 
 from specbench.cli import main
 

@@ -23,8 +23,6 @@ class MasterWeights:
         model.to(torch.bfloat16)
         self.weights: list[torch.Tensor] = list(model.parameters())
         self.masters: list[torch.Tensor] = list(self.optimized.parameters())
-        if [w.shape for w in self.weights] != [m.shape for m in self.masters]:
-            raise RuntimeError("the fp32 copy's parameters do not match the model's")
         self.grads = [torch.zeros_like(m) for m in self.masters]
         """The fp32 gradients, kept between steps; each master's .grad is its buffer from the first micro-batch on."""
 

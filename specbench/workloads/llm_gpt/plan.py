@@ -206,6 +206,17 @@ def _choices(config: RunConfig, device: str) -> dict[str, Any]:
     return choices
 
 
+def _check_bf16_weights(precision: str, world: int) -> None:
+    """weights=bf16 computes in bf16 (its gradients are bf16) and keeps its fp32 gradients out of DDP's reach."""
+    if precision != "bf16":
+        raise UsageError(f"weights=bf16 needs precision=bf16, found precision={precision}")
+    if world > 1:
+        raise UsageError(
+            f"weights=bf16 runs in one process ({world} here): across processes the gradients would be all-reduced "
+            "in bf16; use weights=fp32"
+        )
+
+
 def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
     """Check the configuration (shape, batch split, options) and return what the run will do."""
     variant, shape = _shape(resolved, config)
@@ -219,13 +230,8 @@ def make_plan(resolved: ResolvedSpec, config: RunConfig, device: str) -> Plan:
             "global_batch_size = micro_batch_size x gradient accumulation steps x processes"
         )
     choices = _choices(config, device)
-    if choices["weights"] == "bf16" and choices["precision"] != "bf16":
-        raise UsageError(f"weights=bf16 needs precision=bf16, found precision={choices['precision']}")
-    if choices["weights"] == "bf16" and world > 1:
-        raise UsageError(
-            f"weights=bf16 runs in one process ({world} here): across processes the gradients would be all-reduced "
-            "in bf16; use weights=fp32"
-        )
+    if choices["weights"] == "bf16":
+        _check_bf16_weights(choices["precision"], world)
     padding = _positive_int(_value(config, "vocab_padding", device), "vocab_padding")
     return Plan(
         variant=variant,
