@@ -75,3 +75,9 @@ class InputError(SpecbenchError):
 
 class UsageError(SpecbenchError):
     """A command was called with arguments that cannot work."""
+
+
+class InternalError(SpecbenchError):
+    """A bug of specbench's that it contained (e.g. one entry of a board not rendered while the rest was written)."""
+
+    exit_code = EXIT_INTERNAL

@@ -70,7 +70,7 @@ def command(
     power scope; smoke profiles and non-compliant submissions are never ranked. With
     --allowed-signers, an unsigned submission or one signed by another key is non-compliant.
     """
-    from specbench.errors import UsageError
+    from specbench.errors import InternalError, UsageError
     from specbench.scoring import render
     from specbench.scoring.leaderboard import build
     from specbench.sshsig import load_allowed_signers
@@ -97,9 +97,14 @@ def command(
     if fmt == "html":
         from specbench.scoring.html import write_site
 
-        index = write_site(board, out or Path("leaderboard"))
+        site = write_site(board, out or Path("leaderboard"))
         click.echo(render.render_table(board), nl=False)
-        click.echo(f"\nleaderboard: {index}")
+        click.echo(f"\nleaderboard: {site.index}")
+        if site.not_rendered:
+            for failure in site.not_rendered:
+                click.echo(failure.trace, err=True, nl=False)
+                click.echo(f"not rendered: {failure.what}: {failure.reason}", err=True)
+            raise InternalError(f"{len(site.not_rendered)} part(s) of the board not rendered; the rest is written")
         return
     text = {
         "table": lambda: render.render_table(board),

@@ -6,6 +6,8 @@ page says when it was made and by which specbench version.
 
 from __future__ import annotations
 
+import traceback
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,19 @@ def _index_table(group: Group) -> dict[str, Any]:
 
 
 def _page(env: Any, entry: Entry, group: Group, made: str) -> str:
+    """An entry's page; a non-compliant entry's from its status and findings only, never from its files' data."""
+    if not entry.compliant:
+        return str(
+            env.get_template("submission.html.j2").render(
+                entry=entry,
+                title=group.key.title(),
+                status=entry.status_lines(),
+                reasons=[*entry.unranked, *entry.notes],
+                refused=True,
+                folder=entry.folder or entry.path,
+                stamp=made,
+            )
+        )
     scales = group_scales(group)
     runs = pages.run_views(entry, group, scales)
     charts = [(run, _markup(run.power_chart), _markup(run.quality_chart)) for run in runs]
@@ -82,17 +97,79 @@ def _page(env: Any, entry: Entry, group: Group, made: str) -> str:
     )
 
 
-def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = None) -> Path:
-    """Write index.html and one page per entry under `out_dir`; return the index path."""
+@dataclass(frozen=True)
+class NotRendered:
+    """A part of the board that failed to render (a bug of specbench's): what it is and the error, with its trace."""
+
+    what: str
+    reason: str
+    trace: str
+
+
+@dataclass(frozen=True)
+class Site:
+    index: Path
+    not_rendered: tuple[NotRendered, ...]
+
+
+def _failure(what: str, err: Exception) -> NotRendered:
+    return NotRendered(what, f"{type(err).__name__}: {err}", traceback.format_exc())
+
+
+def _not_rendered_page(env: Any, entry: Entry, group: Group, made: str, failure: NotRendered) -> str:
+    return str(
+        env.get_template("submission.html.j2").render(
+            entry=entry,
+            title=group.key.title(),
+            status=[f"not rendered: {failure.reason}"],
+            reasons=[],
+            refused=True,
+            folder=entry.folder or entry.path,
+            stamp=made,
+        )
+    )
+
+
+def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = None) -> Site:
+    """Write index.html and one page per entry under `out_dir`.
+
+    A group or entry that fails to render is marked "not rendered: REASON" and the rest of the board is
+    written; the failures come back with the index path, for the command to report as the bugs they are.
+    """
     env = _environment()
     out = Path(out_dir)
     (out / "pages").mkdir(parents=True, exist_ok=True)
     made = stamp(now)
-    tables = [_index_table(group) for group in board.groups]
+    failures: list[NotRendered] = []
+    tables = []
+    for group in board.groups:
+        try:
+            tables.append(_index_table(group))
+        except Exception as err:  # one group's bug never takes down the board
+            failures.append(_failure(group.key.title(), err))
+            tables.append(_empty_table(group, failures[-1]))
     index = out / "index.html"
     html = env.get_template("index.html.j2").render(tables=tables, unusable=board.unusable, stamp=made)
     index.write_text(html, encoding="utf-8")
     for group in board.groups:
         for entry in group.entries:
-            (out / "pages" / f"{entry.slug}.html").write_text(_page(env, entry, group, made), encoding="utf-8")
-    return index
+            try:
+                page = _page(env, entry, group, made)
+            except Exception as err:  # one entry's bug never takes down the board
+                failures.append(_failure(f"{entry.submitter}/{entry.system}/{entry.benchmark}", err))
+                page = _not_rendered_page(env, entry, group, made, failures[-1])
+            (out / "pages" / f"{entry.slug}.html").write_text(page, encoding="utf-8")
+    return Site(index, tuple(failures))
+
+
+def _empty_table(group: Group, failure: NotRendered) -> dict[str, Any]:
+    return {
+        "title": group.key.title(),
+        "id": group.key.slug(),
+        "headers": [],
+        "rows": [],
+        "link": 0,
+        "plot": "",
+        "left_off": [],
+        "not_rendered": failure.reason,
+    }

@@ -17,8 +17,6 @@ from typing import Any
 
 from specbench.accounting.accounts import Accounts, spec_flops_per_sample
 from specbench.accounting.quality import spec_outcome
-from specbench.files import sha256_file
-from specbench.formats.mllog import parse_log
 from specbench.scoring.aggregate import Aggregate, aggregate
 from specbench.scoring.listed import RULE_TITLES, placement
 from specbench.scoring.metrics import RunScore
@@ -26,7 +24,6 @@ from specbench.scoring.reproduction import Claim, ReproductionStatus, Rerun, Sid
 from specbench.scoring.status import brief_noncompliant, brief_profile, entry_power_reasons, run_power_reason
 from specbench.spec.models import Spec
 from specbench.validator.model import BenchmarkData, Report, RunData
-from specbench.validator.values import is_number
 
 
 @dataclass(frozen=True)
@@ -216,30 +213,20 @@ def _run_score(root: str, run: RunData, spec: Spec) -> RunScore:
     """A run's score: only the numbers validation recomputed from the evidence, never result.json's."""
     accounts = run.accounts if run.accounts is not None else EMPTY
     if accounts.credited is None and spec.kind == "throughput" and spec.quality is not None:
-        accounts = replace(accounts, credited=_logged_quality(root, run, spec))
+        accounts = replace(accounts, credited=_logged_quality(run, spec))
     return RunScore.of(accounts, run=run.name, status=run.status, reason=run.reason)
 
 
-def _logged_quality(root: str, run: RunData, spec: Spec) -> float | None:
+def _logged_quality(run: RunData, spec: Spec) -> float | None:
     """The quality a throughput run's log shows (its eval_accuracy events), credited by the spec's rule.
 
     Throughput specs rank by rate, never by quality; it is shown beside the rate where the spec has one.
-    Validation keeps no evaluations of a throughput run (and a worker process drops the parsed log), so
-    the log is read again here.
+    Validation keeps no evaluations of a throughput run, but the log's accuracy values, read once there.
     """
-    values = [e.value for e in run.evaluations]
-    if not values and run.run_start_ms is not None:  # the validator read this log, within its limits
-        log = run.log
-        if log is None:
-            try:
-                log = parse_log((Path(root) / run.folder / LOG_NAME).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
-                return None
-        values = [float(e.value) for e in log.all("eval_accuracy") if is_number(e.value)]
+    values = [e.value for e in run.evaluations] or list(run.logged_accuracy)
     return spec_outcome(spec, values).credited if values else None
 
 
-LOG_NAME = "log.txt"
 EMPTY = Accounts(*([None] * len(fields(Accounts))))
 
 
@@ -410,8 +397,7 @@ def _settle_reproduction(entry: Entry, reruns: Sequence[Rerun]) -> None:
     side = entry.side()
     meta = entry.bench.meta if entry.bench is not None else None
     if reruns and side is not None and meta is not None:
-        manifest = Path(entry.path) / "manifest.json"
-        digest = sha256_file(manifest) if manifest.is_file() else None
+        digest = entry.report.manifest_sha256 if entry.report is not None else None
         hardware = entry.report.system.layers.get("hardware", {}) if entry.report and entry.report.system else {}
         claim = Claim(digest, entry.benchmark, meta, side, hardware)
         entry.reproduction = judge(claim, reruns)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape
-from pathlib import Path
 from typing import Any
 
 from specbench.scoring.columns import aggregate_quantities, run_quantities
@@ -59,37 +57,27 @@ def run_views(entry: Entry, group: Group, scales: dict[str, Scale]) -> list[RunV
                 cells=[scales[q.key].text(q.of(values), q.missing()) for q in quantities],
                 reason=score.reason or "",
                 power_reason=entry.run_power_reason(score.run),
-                power_chart=_power_chart(entry, run) if run is not None else "",
+                power_chart=_power_chart(run) if run is not None else "",
                 quality_chart=_quality_chart(entry, run) if run is not None else "",
             )
         )
     return views
 
 
-def _power_chart(entry: Entry, run: RunData) -> str:
-    from specbench.power import read_trace
-    from specbench.power.base import PowerError
-
-    folder = Path(entry.path) / run.folder
-    if not (folder / "power.json").is_file():
+def _power_chart(run: RunData) -> str:
+    """The readings validation kept from power.csv (the board reads no submission file itself)."""
+    chart = run.power_chart
+    if chart is None:
         return ""
-    try:
-        trace = read_trace(folder)
-    except (PowerError, OSError, ValueError) as err:
-        return f'<p class="empty">power trace unreadable: {escape(str(err))}</p>'
-    if not trace.samples:
+    if not chart.series:
         return '<p class="empty">power trace is empty</p>'
-    t0 = min(s.t_wall_s for s in trace.samples)
-    series: dict[str, list[tuple[float, float]]] = {}
-    for sample in trace.samples:
-        value = sample.power_instant_w if sample.power_instant_w is not None else sample.power_average_w
-        if value is not None:
-            series.setdefault(sample.device, []).append((sample.t_wall_s - t0, value))
+    t0 = chart.t0_wall_s
     markers = {}
     if run.run_start_ms is not None:
         markers["run_start"] = run.run_start_ms / 1000.0 - t0
     if run.run_stop_ms is not None:
         markers["run_stop"] = run.run_stop_ms / 1000.0 - t0
+    series = {device: list(points) for device, points in chart.series}
     return line_chart(series, x_label="time (s)", y_label="power (W)", title=f"{run.name}: power", markers=markers)
 
 

@@ -13,6 +13,7 @@ from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
 from specbench.spec.system import SubmissionMeta, SystemDescription
 from specbench.validator.findings import Finding
+from specbench.validator.values import is_number
 
 RunStatus = Literal["success", "failed", "incomplete"]
 
@@ -77,6 +78,14 @@ class SeriesFacts:
     last_wall_s: float | None
     cumulative: bool
     """Whether the energy counter is a hardware total that only grows (no wrap modulus, trusted)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PowerChart:
+    """A run's power readings as its entry page draws them: per device, (seconds after `t0_wall_s`, watts)."""
+
+    t0_wall_s: float
+    series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
 
 
 @dataclass
@@ -172,6 +181,10 @@ class RunData:
     """Every number of the run recomputed from the evidence: what result.json must say and what is ranked."""
     log_fingerprint: str | None = None
     """A digest of the log's timed events (validator.across), kept where the parsed log is dropped."""
+    logged_accuracy: tuple[float, ...] = ()
+    """The log's numeric eval_accuracy values (a throughput run's quality, shown beside its rate)."""
+    power_chart: PowerChart | None = None
+    """The trace's readings for the entry page, from the one read of power.csv (None: no readable trace)."""
 
     @classmethod
     def of_log(
@@ -202,6 +215,7 @@ class RunData:
             reason=verdict.reason,
             state=state,
             result=result,
+            logged_accuracy=_accuracy(facts.log) if facts else (),
         )
 
     @property
@@ -223,6 +237,10 @@ class RunData:
             "energy_j": self.power.energy_j if self.power else None,
             "mean_power_w": self.power.mean_power_w if self.power else None,
         }
+
+
+def _accuracy(log: ParsedLog) -> tuple[float, ...]:
+    return tuple(float(e.value) for e in log.all("eval_accuracy") if is_number(e.value))
 
 
 @dataclass
@@ -266,6 +284,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     signature: SignatureInfo | None = None
     """The manifest's signature (None: unsigned and no signers required)."""
+    manifest_sha256: str | None = None
+    """The sha256 of manifest.json as validation read it (what a reproduction names as its source)."""
 
     @property
     def errors(self) -> list[Finding]:

@@ -19,9 +19,10 @@ from specbench.validator.documents import Loaded
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import FileEntry, Limits, Tree
 from specbench.validator.findings import Finding, Findings
-from specbench.validator.model import PowerData, RunData
+from specbench.validator.model import PowerChart, PowerData, RunData
 from specbench.validator.origin import TraceOrigin, check_origins, system_hostnames
 from specbench.validator.poweranalysis import TraceAnalysis, result_location
+from specbench.validator.powerchart import chart_of
 from specbench.validator.powermeta import power_files, read_metadata, read_samples
 
 
@@ -31,6 +32,7 @@ class TraceReading:
 
     origin: TraceOrigin | None = None
     power: PowerData | None = None
+    chart: PowerChart | None = None
 
 
 @dataclass
@@ -82,10 +84,13 @@ class PowerCheck:
         if meta is None:
             return TraceReading()
         trace = read_samples(tree, csv_rel, meta, findings)
-        if trace is None or not claimed or self.requirement is None or self.result is None:
+        if trace is None:
             return TraceReading(meta.origin)
+        chart = chart_of(trace)
+        if not claimed or self.requirement is None or self.result is None:
+            return TraceReading(meta.origin, chart=chart)
         if self.run_start_ms is None or self.run_stop_ms is None:
-            return TraceReading(meta.origin)
+            return TraceReading(meta.origin, chart=chart)
         analysis = TraceAnalysis(
             findings,
             self.folder,
@@ -96,7 +101,7 @@ class PowerCheck:
             self.run_start_ms / 1000.0,
             self.run_stop_ms / 1000.0,
         )
-        return TraceReading(meta.origin, analysis.analyse(meta, trace))
+        return TraceReading(meta.origin, analysis.analyse(meta, trace), chart)
 
 
 @dataclass
@@ -123,6 +128,7 @@ class PowerOutcome:
     digests: dict[str, tuple[str, int]]
     oversize: set[str]
     origin: TraceOrigin | None = None
+    chart: PowerChart | None = None
 
 
 def power_task(
@@ -160,14 +166,17 @@ def run_power_task(task: PowerTask) -> PowerOutcome:
         system=task.system,
     )
     reading = check.run_all()
-    return PowerOutcome(findings.items, reading.power, tree.digests, tree.oversize, reading.origin)
+    return PowerOutcome(findings.items, reading.power, tree.digests, tree.oversize, reading.origin, reading.chart)
 
 
-def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs: int = 1) -> list[PowerData | None]:
+def check_power(
+    ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs: int = 1
+) -> list[tuple[PowerData | None, PowerChart | None]]:
     """Run every run's power check, in up to `jobs` processes; fold the findings and files read into `ctx`.
 
     Then the runs' origins are compared: every run of a benchmark traced on its first run's devices and
-    hosts, and those on system.yaml's hosts. Returns each run's energy over its window, in the runs' order.
+    hosts, and those on system.yaml's hosts. Returns each run's energy over its window and the readings its page
+    draws, in the runs' order.
     """
     busy = [t for t in tasks if t.files]
     if jobs > 1 and len(busy) > 1:
@@ -184,4 +193,4 @@ def check_power(ctx: Context, runs: list[RunData], tasks: list[PowerTask], jobs:
         ctx.tree.oversize.update(outcome.oversize)
     system = tasks[0].system if tasks else None
     check_origins(ctx.findings, runs, [o.origin for o in outcomes], system_hostnames(system))
-    return [o.power for o in outcomes]
+    return [(o.power, o.chart) for o in outcomes]

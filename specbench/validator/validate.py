@@ -126,6 +126,7 @@ def validate_submission(
         benchmarks=benchmarks,
         findings=sorted(findings.items, key=Finding.sort_key),
         signature=signature,
+        manifest_sha256=tree.digests[MANIFEST][0] if MANIFEST in tree.digests else None,
     )
 
 
@@ -164,8 +165,8 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     read = [read_benchmark(ctx, name, system) for name in names]
     runs = [run for bench, _ in read for run in bench.runs]
     powers = check_power(ctx, runs, [task for _, tasks in read for task in tasks], jobs)
-    for run, power in zip(runs, powers, strict=True):
-        run.power = power
+    for run, (power, chart) in zip(runs, powers, strict=True):
+        run.power, run.power_chart = power, chart
     benchmarks = [bench for bench, _ in read]
     check_provenance(ctx.findings, benchmarks, SystemDevices.of(system), ctx.tree.digests)
     if system is not None and system_file is not None:
