@@ -44,8 +44,7 @@ def command(submission: Path, key_path: Path) -> None:
     if target is None:
         raise UsageError(f"expected an ORG/SYSTEM folder (with system.yaml) or a BENCHMARK folder, found {submission}")
     root = target.root
-    _check_integrity(root)
-    message = (root / MANIFEST).read_bytes()
+    message = _checked_manifest(root)
     out = root / SIGNATURE_FILE
     if out.is_symlink():
         raise UsageError(f"{out} is a symbolic link; remove it before signing")
@@ -58,8 +57,9 @@ def command(submission: Path, key_path: Path) -> None:
     click.echo(f'allowed_signers line for maintainers: PRINCIPAL namespaces="{NAMESPACE}" {key.openssh()}')
 
 
-def _check_integrity(root: Path) -> None:
-    """Refuse to sign a manifest that is missing or does not match the files under `root`."""
+def _checked_manifest(root: Path) -> bytes:
+    """The manifest's bytes, as read (once, confined to `root`) and checked against the files; refused when it is
+    missing or does not match them."""
     from specbench.validator.context import Context, SpecIndex
     from specbench.validator.files import DEFAULT_LIMITS, Tree
     from specbench.validator.findings import Findings
@@ -69,7 +69,8 @@ def _check_integrity(root: Path) -> None:
     tree = Tree.scan(root, DEFAULT_LIMITS, findings)
     if not tree.has(MANIFEST):
         raise UsageError(f"no {MANIFEST} in {root}: `specbench execute` writes it; there is nothing to sign")
-    check_manifest(Context(tree, findings, DEFAULT_LIMITS, SpecIndex()), None)
+    ctx = Context(tree, findings, DEFAULT_LIMITS, SpecIndex())
+    check_manifest(ctx, None)
     broken = [f for f in findings.items if f.severity == "error"]
     if broken:
         shown = "; ".join(f"{f.location.file}: {f.message}" for f in broken[:3])
@@ -78,3 +79,7 @@ def _check_integrity(root: Path) -> None:
             f"{root / MANIFEST} does not match the files, so a signature would vouch for something else: "
             f"{shown}{more}. Run `specbench validate {root}` for every finding"
         )
+    loaded = ctx.loaded.get(MANIFEST)
+    if loaded is None:
+        raise UsageError(f"{root / MANIFEST} cannot be read as a manifest: run `specbench validate {root}`")
+    return loaded.text.encode("utf-8")

@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from specbench.errors import UsageError
-from specbench.files import sha256_file
 from specbench.scoring.leaderboard import Entry, build
 from specbench.spec.loader import LoadedSpec
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.context import SpecIndex
-from specbench.validator.integrity import MANIFEST
 from specbench.validator.model import BenchmarkData, Report
 from specbench.validator.validate import classify, validate_submission
 
@@ -91,7 +89,8 @@ def load_source(path: Path) -> Source:
         )
     entry = next(e for g in build([report]).groups for e in g.entries if e.benchmark == bench.name)
     root = Path(report.root)
-    return Source(path, root, report, bench, meta, spec, entry, sha256_file(root / MANIFEST))
+    assert report.manifest_sha256 is not None  # a compliant submission has its manifest, read by validation
+    return Source(path, root, report, bench, meta, spec, entry, report.manifest_sha256)
 
 
 def _one_benchmark(path: Path, report: Report) -> BenchmarkData:
