@@ -63,14 +63,14 @@ def _checked_manifest(root: Path) -> bytes:
     from specbench.validator.context import Context, SpecIndex
     from specbench.validator.files import DEFAULT_LIMITS, Tree
     from specbench.validator.findings import Findings
-    from specbench.validator.integrity import MANIFEST, check_manifest
+    from specbench.validator.integrity import MANIFEST, check_manifest, compare_deferred
 
     findings = Findings()
     tree = Tree.scan(root, DEFAULT_LIMITS, findings)
     if not tree.has(MANIFEST):
         raise UsageError(f"no {MANIFEST} in {root}: `specbench execute` writes it; there is nothing to sign")
     ctx = Context(tree, findings, DEFAULT_LIMITS, SpecIndex())
-    check_manifest(ctx, None)
+    compare_deferred(ctx, check_manifest(ctx, None))
     broken = [f for f in findings.items if f.severity == "error"]
     if broken:
         shown = "; ".join(f"{f.location.file}: {f.message}" for f in broken[:3])

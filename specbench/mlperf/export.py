@@ -65,9 +65,8 @@ def _overlap(a: Path, b: Path) -> bool:
     return a == b or a in b.parents or b in a.parents
 
 
-def _record(root: Path) -> ImportRecord | None:
-    path = root / IMPORT_FILE
-    return ImportRecord.model_validate(json.loads(path.read_text())) if path.is_file() else None
+COPIED = frozenset({"log.txt", "power.csv", "power.json"})
+"""The files an export copies or converts, kept from validation's one confined read of each."""
 
 
 def export_submission(submission: str | Path, out: str | Path, fields: list[str] | None = None) -> ExportOutcome:
@@ -80,12 +79,11 @@ def export_submission(submission: str | Path, out: str | Path, fields: list[str]
     extra = parse_fields(fields or [])
     if _overlap(submission.resolve(), out.resolve()):
         raise UsageError(f"--out {out} overlaps SUBMISSION {submission}: choose a folder outside it")
-    report = validate_submission(submission)
+    report = validate_submission(submission, retain=COPIED)
     if not report.usable or report.system is None:
         first = report.findings[0].message if report.findings else "no system.yaml"
         raise UsageError(f"{submission}: not a usable submission ({first}); see specbench validate {submission}")
-    root = Path(report.root)
-    record = _record(root)
+    record = report.imported
     chosen = [b for b in report.benchmarks if b.meta is not None and b.meta.spec_id in mlperf_benchmarks()]
     outcome = ExportOutcome(
         submission, out, record.source.system if record else report.system.system, DEFAULT_RULESET, report
@@ -104,13 +102,12 @@ def export_submission(submission: str | Path, out: str | Path, fields: list[str]
     else:
         division = "open" if chosen[0].meta is not None and chosen[0].meta.level == "free" else "closed"
         description = built_description(report.system, division, extra, outcome.notes)
-    _write(outcome, root, record, chosen, description)
+    _write(outcome, record, chosen, description)
     return outcome
 
 
 def _write(
     outcome: ExportOutcome,
-    root: Path,
     record: ImportRecord | None,
     chosen: list[BenchmarkData],
     description: dict[str, Any],
@@ -127,25 +124,32 @@ def _write(
         outcome.files.append(Exported(f"systems/{system}.json", IMPORT_FILE if record else "system.yaml"))
         for bench in chosen:
             imported = record.benchmarks.get(bench.name) if record else None
-            _write_benchmark(outcome, staging, root, bench, imported)
+            _write_benchmark(outcome, staging, outcome.report.retained, bench, imported)
         for target in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(Path(tmp) / target.relative_to(out), target)
 
 
 def _write_benchmark(
-    outcome: ExportOutcome, staging: Staging, root: Path, bench: BenchmarkData, imported: ImportedBenchmark | None
+    outcome: ExportOutcome,
+    staging: Staging,
+    files: dict[str, bytes],
+    bench: BenchmarkData,
+    imported: ImportedBenchmark | None,
 ) -> None:
     assert bench.meta is not None
     folder = f"results/{outcome.system}/{mlperf_benchmarks()[bench.meta.spec_id]}"
     for index, run in enumerate(sorted(bench.runs, key=lambda r: r.number)):
-        source = root / run.folder
         name = f"result_{index}"
         if imported is not None and run.name in imported.runs:
             name = Path(imported.runs[run.name].result_file.path).stem
-        staging.write(f"{folder}/{name}.txt", (source / "log.txt").read_bytes())
+        log = files.get(f"{run.folder}/log.txt")
+        if log is None:
+            outcome.notes.append(f"{run.folder}/log.txt: not read (refused or missing, see the findings): not written")
+            continue
+        staging.write(f"{folder}/{name}.txt", log)
         outcome.files.append(Exported(f"{folder}/{name}.txt", f"{run.folder}/log.txt"))
-        _write_power(outcome, staging, source, f"{folder}/power/{name}", run.folder, imported, run.name)
+        _write_power(outcome, staging, files, f"{folder}/power/{name}", run.folder, imported, run.name)
     if imported is not None and imported.scaling is not None:
         staging.text(f"{folder}/scaling.json", json.dumps({"scaling_factor": imported.scaling.scaling_factor}))
         outcome.files.append(Exported(f"{folder}/scaling.json", f"{IMPORT_FILE} ({imported.scaling.file.path})"))
@@ -154,17 +158,22 @@ def _write_benchmark(
 def _write_power(
     outcome: ExportOutcome,
     staging: Staging,
-    source: Path,
+    files: dict[str, bytes],
     folder: str,
     run_folder: str,
     imported: ImportedBenchmark | None,
     run_name: str,
 ) -> None:
-    csv_file, json_file = source / "power.csv", source / "power.json"
-    if not (csv_file.is_file() and json_file.is_file()):
+    csv_bytes, json_bytes = files.get(f"{run_folder}/power.csv"), files.get(f"{run_folder}/power.json")
+    if csv_bytes is None or json_bytes is None:
         return
     notes: list[str] = []
-    logs = node_logs(csv_file.read_text(), json.loads(json_file.read_text()), notes)
+    try:
+        metadata = json.loads(json_bytes)
+        logs = node_logs(csv_bytes.decode("utf-8"), metadata, notes) if isinstance(metadata, dict) else []
+    except (ValueError, TypeError, AttributeError, KeyError) as err:  # validation found what is wrong
+        outcome.notes.append(f"{run_folder}: power files not converted ({type(err).__name__}; see the findings)")
+        return
     outcome.notes.extend(f"{run_folder}: {note}" for note in notes)
     for log in logs:
         staging.text(f"{folder}/{log.name}", log.text)

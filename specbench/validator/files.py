@@ -74,13 +74,24 @@ class Tree:
     only: str | None = None
     kept: dict[str, bytes] = field(default_factory=dict, repr=False)
     """Small files digest() read whole, kept until read() takes them: one read and one hash per file."""
+    retain: frozenset[str] = frozenset()
+    """File names (e.g. log.txt) whose bytes, once read, stay in `retained` for a caller that needs them again
+    (an export copies logs byte for byte): the file is still read once."""
+    retained: dict[str, bytes] = field(default_factory=dict, repr=False)
     _listing: tuple[int, int, dict[str, tuple[list[str], list[str]]]] | None = field(default=None, repr=False)
     """children()'s index of the listing, with the number of files and folders it was built from."""
 
     @classmethod
-    def scan(cls, root: Path, limits: Limits, findings: Findings, only: str | None = None) -> Tree:
+    def scan(
+        cls,
+        root: Path,
+        limits: Limits,
+        findings: Findings,
+        only: str | None = None,
+        retain: frozenset[str] = frozenset(),
+    ) -> Tree:
         """List `root`; with `only`, of its folders just that one (a single BENCHMARK is validated)."""
-        tree = cls(root, limits, findings, only=only)
+        tree = cls(root, limits, findings, only=only, retain=retain)
         tree._walk("", 0)
         return tree
 
@@ -178,10 +189,16 @@ class Tree:
         bound = self.limits.for_name(rel) if limit is None else limit
         kept = self.kept.pop(rel, None)
         if kept is not None:
-            return kept if self._within(rel, len(kept), bound) else None
+            return self._retained(rel, kept) if self._within(rel, len(kept), bound) else None
         if not self._within(rel, entry.size, bound):
             return None
-        return self._read_whole(rel, entry, bound)
+        data = self._read_whole(rel, entry, bound)
+        return None if data is None else self._retained(rel, data)
+
+    def _retained(self, rel: str, data: bytes) -> bytes:
+        if rel.rpartition("/")[2] in self.retain:
+            self.retained[rel] = data
+        return data
 
     def _read_whole(self, rel: str, entry: FileEntry, bound: int) -> bytes | None:
         try:

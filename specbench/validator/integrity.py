@@ -11,6 +11,7 @@ from specbench.spec.models import Strict
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
+from specbench.validator.files import CHUNK_BYTES
 
 MANIFEST = "manifest.json"
 SIGNATURE_FILE = "manifest.json.sig"
@@ -52,14 +53,24 @@ def in_scope(rel: str, benchmark: str | None) -> bool:
     return benchmark is None or rel == "system.yaml" or rel.startswith(f"{benchmark}/")
 
 
-def check_manifest(ctx: Context, benchmark: str | None) -> None:
+Deferred = list[tuple[str, ManifestEntry]]
+"""Listed files whose hash is compared once the checks have read them (`compare_deferred`)."""
+
+
+def check_manifest(ctx: Context, benchmark: str | None) -> Deferred:
+    """manifest.json against the listing; the hashes of small files compared now, of big ones deferred.
+
+    A big file (a long log, a power trace) is hashed as the checks read it, so that it is read once;
+    `compare_deferred` compares what the manifest lists with those hashes after the checks.
+    """
+    deferred: Deferred = []
     tree, findings = ctx.tree, ctx.findings
     if not tree.has(MANIFEST):
         if MANIFEST not in tree.refused:
             findings.add(
                 "SB-STR-002", MANIFEST, "expected manifest.json (sha256 of every file) in ORG/SYSTEM, found none"
             )
-        return
+        return deferred
     loaded = load_json(tree, MANIFEST, findings)
     if loaded is not None:
         ctx.loaded[MANIFEST] = loaded  # the bytes `specbench sign` signs: the ones checked here
@@ -68,10 +79,10 @@ def check_manifest(ctx: Context, benchmark: str | None) -> None:
         or not check_mapping(loaded, findings)
         or not check_version(loaded, MANIFEST_FORMAT_VERSION, findings)
     ):
-        return
+        return deferred
     manifest = to_model(Manifest, loaded, findings)
     if manifest is None:
-        return
+        return deferred
     listed = _safe_entries(ctx, loaded, manifest)
     for rel in sorted(tree.files):
         if rel in (MANIFEST, SIGNATURE_FILE) or not in_scope(rel, benchmark):
@@ -80,17 +91,10 @@ def check_manifest(ctx: Context, benchmark: str | None) -> None:
         if entry is None:
             findings.add("SB-INT-002", rel, "expected the file to be listed in manifest.json, found it unlisted")
             continue
-        found = tree.digest(rel)
-        if found is None:
+        if tree.files[rel].size >= CHUNK_BYTES and rel not in tree.digests:
+            deferred.append((rel, entry))
             continue
-        sha, size = found
-        if sha != entry.sha256 or size != entry.bytes:
-            findings.add(
-                "SB-INT-001",
-                rel,
-                f"expected sha256 {entry.sha256[:16]}… and {entry.bytes} bytes (manifest.json), "
-                f"found sha256 {sha[:16]}… and {size} bytes",
-            )
+        _compare(ctx, rel, entry)
     for rel in sorted(listed):
         if in_scope(rel, benchmark) and rel not in tree.files and rel not in tree.refused:
             findings.add(
@@ -99,6 +103,27 @@ def check_manifest(ctx: Context, benchmark: str | None) -> None:
                 f"expected {rel} (listed in the manifest) to exist, found no such file",
                 **loaded.locate("files", rel),
             )
+    return deferred
+
+
+def compare_deferred(ctx: Context, deferred: Deferred) -> None:
+    """The deferred hashes: of the bytes the checks read, or (a file no check reads) streamed now."""
+    for rel, entry in deferred:
+        _compare(ctx, rel, entry)
+
+
+def _compare(ctx: Context, rel: str, entry: ManifestEntry) -> None:
+    found = ctx.tree.digest(rel)
+    if found is None:
+        return
+    sha, size = found
+    if sha != entry.sha256 or size != entry.bytes:
+        ctx.findings.add(
+            "SB-INT-001",
+            rel,
+            f"expected sha256 {entry.sha256[:16]}… and {entry.bytes} bytes (manifest.json), "
+            f"found sha256 {sha[:16]}… and {size} bytes",
+        )
 
 
 def _safe_entries(ctx: Context, loaded: Loaded, manifest: Manifest) -> dict[str, ManifestEntry]:

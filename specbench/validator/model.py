@@ -8,6 +8,7 @@ from typing import Any, Literal
 from specbench.accounting.accounts import Accounts
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, EXIT_UNUSABLE
 from specbench.formats.mllog import ParsedLog
+from specbench.formats.mlperf_import import ImportRecord
 from specbench.power.energy import DeviceEnergy
 from specbench.spec.resolve import ResolvedSpec
 from specbench.spec.result import RunResult
@@ -286,6 +287,10 @@ class Report:
     """The manifest's signature (None: unsigned and no signers required)."""
     manifest_sha256: str | None = None
     """The sha256 of manifest.json as validation read it (what a reproduction names as its source)."""
+    imported: ImportRecord | None = None
+    """import.json of a submission imported from MLPerf results, as validation read it."""
+    retained: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """The bytes of the files validate_submission was asked to retain, by relative path, as read (once)."""
 
     @property
     def errors(self) -> list[Finding]:

@@ -7,7 +7,7 @@ run's energy over its window (`PowerData`) for the caller to keep on the run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,7 @@ class PowerTask:
     result: RunResult | None
     result_file: Loaded | None
     system: SystemDescription | None
+    retain: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -129,6 +130,7 @@ class PowerOutcome:
     oversize: set[str]
     origin: TraceOrigin | None = None
     chart: PowerChart | None = None
+    retained: dict[str, bytes] = field(default_factory=dict)
 
 
 def power_task(
@@ -147,13 +149,14 @@ def power_task(
         result=run.result,
         result_file=ctx.loaded.get(f"{run.folder}/result.json"),
         system=system,
+        retain=ctx.tree.retain,
     )
 
 
 def run_power_task(task: PowerTask) -> PowerOutcome:
     """Check one run's trace with its own findings, reading only the run's power files."""
     findings = Findings()
-    tree = Tree(task.root, task.limits, findings, files=dict(task.files), refused=set(task.refused))
+    tree = Tree(task.root, task.limits, findings, files=dict(task.files), refused=set(task.refused), retain=task.retain)
     ctx = Context(tree, findings, task.limits, SpecIndex())
     check = PowerCheck(
         ctx,
@@ -166,7 +169,9 @@ def run_power_task(task: PowerTask) -> PowerOutcome:
         system=task.system,
     )
     reading = check.run_all()
-    return PowerOutcome(findings.items, reading.power, tree.digests, tree.oversize, reading.origin, reading.chart)
+    return PowerOutcome(
+        findings.items, reading.power, tree.digests, tree.oversize, reading.origin, reading.chart, tree.retained
+    )
 
 
 def check_power(
@@ -191,6 +196,7 @@ def check_power(
         ctx.findings.items.extend(outcome.findings)
         ctx.tree.digests.update(outcome.digests)
         ctx.tree.oversize.update(outcome.oversize)
+        ctx.tree.retained.update(outcome.retained)
     system = tasks[0].system if tasks else None
     check_origins(ctx.findings, runs, [o.origin for o in outcomes], system_hostnames(system))
     return [(o.power, o.chart) for o in outcomes]

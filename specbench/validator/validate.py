@@ -20,7 +20,7 @@ from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.identity import check_system as check_system_identity
-from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest
+from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest, compare_deferred
 from specbench.validator.mlperf import check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report, SignatureInfo
 from specbench.validator.physics import DevicePhysics, check_devices
@@ -97,6 +97,7 @@ def validate_submission(
     jobs: int = 1,
     signers: AllowedSigners | None = None,
     devices: Path | None = None,
+    retain: frozenset[str] = frozenset(),
 ) -> Report:
     """Run every check on one submission folder (ORG/SYSTEM or one BENCHMARK of it) and gather the findings.
 
@@ -105,7 +106,8 @@ def validate_submission(
     `jobs` > 1 reads the runs' power traces in that many processes (the bulk of the work).
     With `signers` (an allowed_signers file), manifest.json must carry a signature by one of them.
     `devices` is a device facts table used instead of specbench/physics/devices.yaml (raises InputError
-    when it is malformed).
+    when it is malformed). The bytes of files named in `retain` (e.g. log.txt) come back in the report's
+    `retained`, as validation read them: a caller never reads a submission's file a second time.
     """
     given = Path(path)
     if devices is not None:
@@ -115,7 +117,7 @@ def validate_submission(
     if target is None:
         return _unusable(given)
     findings = Findings()
-    tree = Tree.scan(target.root, limits, findings, only=target.benchmark)
+    tree = Tree.scan(target.root, limits, findings, only=target.benchmark, retain=retain)
     ctx = Context(tree, findings, limits, index, devices=devices)
     system, benchmarks = _check(ctx, target, jobs) if tree.complete else (None, [])
     signature = _signature(ctx, signers) if tree.complete else None
@@ -127,6 +129,8 @@ def validate_submission(
         findings=sorted(findings.items, key=Finding.sort_key),
         signature=signature,
         manifest_sha256=tree.digests[MANIFEST][0] if MANIFEST in tree.digests else None,
+        imported=ctx.imported,
+        retained=tree.retained,
     )
 
 
@@ -142,7 +146,7 @@ def _signature(ctx: Context, signers: AllowedSigners | None) -> SignatureInfo | 
 def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription | None, list[BenchmarkData]]:
     """Every check of a listed submission: the manifest first, then system.yaml and each benchmark in the phases
     that validator.benchmark lists (the power phase's results are kept on the runs here)."""
-    check_manifest(ctx, target.benchmark)
+    deferred = check_manifest(ctx, target.benchmark)
     system, system_file = load_model(ctx, SYSTEM_FILE, SystemDescription, SYSTEM_FORMAT_VERSION, yaml=True)
     if system is not None and system_file is not None:
         _check_root_names(ctx, target.root, system, system_file)
@@ -175,6 +179,7 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
         finish_benchmark(ctx, bench, system, system_file)
     if ctx.imported is not None and import_file is not None:
         check_import(ctx, ctx.imported, import_file, benchmarks)
+    compare_deferred(ctx, deferred)
     return system, benchmarks
 
 
