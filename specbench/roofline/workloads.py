@@ -7,8 +7,9 @@ with the reason, never placed at a guessed intensity.
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,52 +20,109 @@ from specbench.errors import InputError, Location, Problem, SpecbenchError
 from specbench.roofline.bytemodels import ACTIVATION_BYTES, BYTE_MODELS, RunContext
 from specbench.roofline.format import Precision, Roofline, Skipped, WorkloadPoint
 from specbench.spec.result import RunResult
+from specbench.validator.documents import load_json, load_yaml
+from specbench.validator.files import DEFAULT_LIMITS, Tree
+from specbench.validator.findings import Findings
 
 CEILING_OF: dict[str, Precision] = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16"}
 
 
-def result_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Every result.json at or under the given paths (a run folder, a benchmark, a whole submission)."""
-    found: list[Path] = []
+SYSTEM_FILE = "system.yaml"
+RESULT_FILE = "result.json"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A run's result.json, and the confined listing of the submission folder it lies in (the one door)."""
+
+    tree: Tree
+    rel: str
+
+    @property
+    def path(self) -> Path:
+        return self.tree.root / self.rel
+
+
+def _root_of(folder: Path) -> Path | None:
+    """The ORG/SYSTEM folder at or above a run, benchmark or submission folder: the nearest holding system.yaml."""
+    for candidate in [folder, *folder.parents][:3]:
+        if os.path.lexists(candidate / SYSTEM_FILE):
+            return candidate
+    return None
+
+
+def _roots(path: Path) -> list[tuple[Path, str]]:
+    """(confinement root, the part of it asked for) of a path: its submission, the submissions below it, or
+    (a folder of runs outside any submission) the folder itself."""
+    root = _root_of(path)
+    if root is not None:
+        return [(root, "" if root == path else path.relative_to(root).as_posix() + "/")]
+    from specbench.validator.validate import discover
+
+    below = [folder for folder in discover(path) if folder != path]
+    return [(folder, "") for folder in below] or [(path, "")]
+
+
+def result_files(paths: Iterable[str | Path]) -> list[Found]:
+    """Every result.json at or under the given paths (a run folder, a benchmark, a whole submission, a tree of
+    submissions), listed through the validator's confined tree: no link followed, regular files only."""
+    found: list[Found] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_file():
-            found.append(path)
-        elif path.is_dir():
-            found += sorted(path.rglob("result.json"))
-        else:
+        if not os.path.lexists(path):
             raise InputError([Problem(Location(str(path)), "no such file or folder")])
-    return list(dict.fromkeys(found))
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            raise InputError([Problem(Location(str(path)), "expected a regular file or folder, found a link")])
+        if path.is_file():
+            run = path.parent
+            root = _root_of(run) or run.parent
+            found.append(Found(_scan(root), path.relative_to(root).as_posix()))
+            continue
+        for root, below in _roots(path):
+            tree = _scan(root)
+            rels = sorted(r for r in tree.files if r.startswith(below) and r.rpartition("/")[2] == RESULT_FILE)
+            found += [Found(tree, rel) for rel in rels]
+    return list({str(f.path): f for f in found}.values())
 
 
-def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise InputError([Problem(Location(str(path)), f"cannot read JSON: {err}")]) from err
+def _scan(root: Path) -> Tree:
+    findings = Findings()
+    tree = Tree.scan(root, DEFAULT_LIMITS, findings)
+    return tree
 
 
-def _load_yaml(path: Path) -> dict[str, Any]:
-    from specbench.spec.yamlio import load_yaml
+def _read(found: Found, rel: str, yaml: bool) -> Any:
+    """A file of the run's submission through its tree; None where it is missing; InputError where unreadable."""
+    if not found.tree.has(rel):
+        return None
+    findings = Findings()
+    loaded = (load_yaml if yaml else load_json)(found.tree, rel, findings)
+    if loaded is None:
+        shown = "; ".join(f.message for f in findings.items) or "cannot be read"
+        raise InputError(
+            [Problem(Location(str(found.tree.root / rel)), f"cannot read {'YAML' if yaml else 'JSON'}: {shown}")]
+        )
+    return loaded.data
 
-    if not path.is_file():
-        return {}
-    data = load_yaml(path).data
+
+def _mapping(data: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def load_run(path: Path) -> RunContext:
+def load_run(found: Found) -> RunContext:
     """The run's result.json, its benchmark's submission.yaml and its system's system.yaml (both optional)."""
+    path = found.path
     try:
-        result = RunResult.model_validate(_load_json(path))
+        result = RunResult.model_validate(_read(found, found.rel, yaml=False))
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise InputError([Problem(Location(str(path), json_path=where), f"not a run result: {first['msg']}")]) from err
-    submission = _load_yaml(path.parent.parent / "submission.yaml")
-    system = _load_yaml(path.parent.parent.parent / "system.yaml")
-    hardware = (system.get("layers") or {}).get("hardware") or {}
-    dataset = submission.get("dataset") or {}
+    bench = found.rel.rpartition("/")[0].rpartition("/")[0]
+    submission = _mapping(_read(found, f"{bench}/submission.yaml" if bench else "submission.yaml", yaml=True))
+    system = _mapping(_read(found, SYSTEM_FILE, yaml=True)) if bench and "/" not in bench else {}
+    hardware = _mapping(_mapping(system.get("layers")).get("hardware"))
+    dataset = _mapping(submission.get("dataset"))
     spec = _spec_workload(result)
     shape = dataset.get("sample_shape") or (spec.dataset.sample_shape if spec else None)
     classes = dataset.get("num_classes") or (spec.dataset.num_classes if spec else None)
@@ -207,10 +265,10 @@ def place(roofline: Roofline, paths: Iterable[str | Path]) -> Roofline:
     """A copy of `roofline` with every run under `paths` placed (or listed as skipped, with the reason)."""
     points: list[WorkloadPoint] = []
     skipped: list[Skipped] = []
-    for path in result_files(paths):
-        run = load_run(path)
+    for found in result_files(paths):
+        run = load_run(found)
         try:
             points.append(place_run(roofline, run))
         except ValueError as err:
-            skipped.append(Skipped(what=str(path), reason=str(err)))
+            skipped.append(Skipped(what=str(found.path), reason=str(err)))
     return roofline.model_copy(update={"workloads": points, "workloads_skipped": skipped})
