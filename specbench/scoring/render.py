@@ -2,6 +2,10 @@
 
 The terminal table keeps to 120 columns: two-line headers, the spread in percent, no status column
 (the reasons follow the table). Markdown and HTML show every column of a group's table.
+
+What a submission wrote is quoted through `specbench.textsafe`: the terminal shows control characters
+escaped, Markdown escapes its markup and HTML's, CSV neutralises a cell a spreadsheet would take for a
+formula. The cells themselves hold the text as it is (HTML escapes it with Jinja's autoescape).
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ import json
 import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from tabulate import tabulate
 
-from specbench import __version__
+from specbench import __version__, textsafe
 from specbench.scoring.columns import (
     SPREAD_LABELS,
     Quantity,
@@ -139,7 +144,7 @@ def _notes(table: IndexTable) -> list[str]:
         settled = entry.reproduction
         reasons += [settled.line()] if settled is not None and settled.status != "contradicted" else []
         if reasons:
-            text = f"{entry.submitter}/{entry.system}: " + "; ".join(reasons)
+            text = textsafe.visible(f"{entry.submitter}/{entry.system}: " + "; ".join(reasons))
             notes.append(textwrap.fill(text, TERMINAL_WIDTH, subsequent_indent="    "))
     return notes
 
@@ -171,14 +176,26 @@ def _line(cells: list[str], widths: list[int], right: list[bool]) -> str:
 
 def _terminal(table: IndexTable) -> str:
     right = [c.numeric for c in table.rows[0]] if table.rows else [False] * len(table.headers)
-    text = layout(table.headers, [[c.text for c in row] for row in table.rows], right)
+    text = layout(table.headers, [[textsafe.visible(c.text) for c in row] for row in table.rows], right)
     notes = _notes(table)
     return text + ("\n\n" + "\n".join(notes) if notes else "")
 
 
 def _markdown(table: IndexTable) -> str:
-    rows = [[c.text if not c.lines else "; ".join(c.lines) for c in row] for row in table.rows]
-    return tabulate(rows, headers=table.headers, tablefmt="github", disable_numparse=True)
+    """The group's table in GitHub's Markdown; every text cell and header escaped (numbers are specbench's own)."""
+    rows = [
+        [c.text if c.numeric else textsafe.markdown("; ".join(c.lines) or c.text) for c in row] for row in table.rows
+    ]
+    headers = [textsafe.markdown(h) for h in table.headers]
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def _unusable_line(unusable: dict[str, Any], markdown_out: bool) -> str:
+    """One refused submission: its folder and its first three findings, escaped for the output."""
+    quote = textsafe.markdown if markdown_out else textsafe.visible
+    said = "; ".join(f"{f['code']} {quote(f['message'])}" for f in unusable["findings"][:3])
+    line = f"- {quote(str(unusable.get('folder') or unusable['path']))}: {said}"
+    return line if markdown_out else textwrap.fill(line, TERMINAL_WIDTH, subsequent_indent="    ")
 
 
 def render_table(board: Leaderboard, fmt: str = "simple", now: datetime | None = None) -> str:
@@ -187,16 +204,11 @@ def render_table(board: Leaderboard, fmt: str = "simple", now: datetime | None =
     parts = []
     for group in board.groups:
         table = index_table(group, terminal=not markdown)
-        title = group.key.title()
+        title = (textsafe.markdown if markdown else textsafe.visible)(group.key.title())
         body = _markdown(table) if markdown else _terminal(table)
         parts.append((f"## {title}" if markdown else textwrap.fill(title, TERMINAL_WIDTH)) + "\n\n" + body)
     if board.unusable:
-        lines = [
-            f"- {u.get('folder') or u['path']}: " + "; ".join(f"{f['code']} {f['message']}" for f in u["findings"][:3])
-            for u in board.unusable
-        ]
-        if not markdown:
-            lines = [textwrap.fill(line, TERMINAL_WIDTH, subsequent_indent="    ") for line in lines]
+        lines = [_unusable_line(u, markdown) for u in board.unusable]
         parts.append(("## Unusable submissions" if markdown else "Unusable submissions") + "\n\n" + "\n".join(lines))
     if not parts:
         return "no submissions found\n"
@@ -214,10 +226,19 @@ CSV_FIELDS = [
 ]  # fmt: skip
 
 
+CSV_TEXT_FIELDS = frozenset(
+    ["group", "spec_id", "spec_version", "level", "profile", "power_scope", "submitter", "system", "benchmark", "status", "folder"]
+)  # fmt: skip
+"""The columns that hold text (from the submission, or quoting it): each goes through `textsafe.csv_cell`. The
+others hold what specbench computed (numbers, ranks, booleans), written as they are, a negative number too."""
+
+
 def render_csv(board: Leaderboard) -> str:
-    """One row per entry, values in SI units at full precision (units in the column names)."""
+    """One row per entry, values in SI units at full precision (units in the column names).
+
+    Rows end in CRLF (RFC 4180), so a cell holding a carriage return is quoted and still parses."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\r\n")
     writer.writeheader()
     for group in board.groups:
         for entry in group.entries:
@@ -245,8 +266,12 @@ def render_csv(board: Leaderboard) -> str:
                 if name not in row:
                     value = entry.value(name)
                     row[name] = repr(value) if isinstance(value, float) else value
-            writer.writerow(row)
+            writer.writerow({k: _csv_value(k, v) for k, v in row.items()})
     return out.getvalue()
+
+
+def _csv_value(name: str, value: Any) -> Any:
+    return textsafe.csv_cell(value) if name in CSV_TEXT_FIELDS and isinstance(value, str) else value
 
 
 def render_json(board: Leaderboard, now: datetime | None = None) -> str:

@@ -37,6 +37,7 @@ from specbench.validator.documents import Loaded, check_mapping, check_version, 
 from specbench.validator.equivalence import Inputs, check_layers, check_level_and_profile, check_problem, meta_layers
 from specbench.validator.evidence import SystemDevices, check_evidence, result_devices_problem
 from specbench.validator.fixedlayers import check_reference
+from specbench.validator.identity import check_file_name
 from specbench.validator.identity import check_meta as check_meta_identity
 from specbench.validator.identity import check_trace as check_trace_identity
 from specbench.validator.integrity import check_spec_identity
@@ -92,6 +93,7 @@ def load_model(
 def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) -> tuple[BenchmarkData, list[PowerTask]]:
     """First phase: submission.yaml, the spec, every run's state, result and log; the power checks to run."""
     bench = BenchmarkData(name)
+    check_file_name(ctx.findings, name)
     meta, meta_file = load_model(ctx, f"{name}/submission.yaml", SubmissionMeta, SUBMISSION_FORMAT_VERSION, yaml=True)
     if meta_file is not None:
         ctx.loaded[meta_file.file] = meta_file
@@ -105,17 +107,17 @@ def read_benchmark(ctx: Context, name: str, system: SystemDescription | None) ->
         bench.mlperf_weak_scaling = is_weak_scaling(ctx.imported, bench)
     files, dirs = ctx.tree.children(name)
     for extra in files:
-        if extra != "submission.yaml":
+        if extra != "submission.yaml" and not check_file_name(ctx.findings, f"{name}/{extra}"):
             ctx.findings.add("SB-STR-009", f"{name}/{extra}", "expected only submission.yaml and run_N folders here")
     numbered = []
     for folder in dirs:
         match = RUN_FOLDER.match(folder)
-        if match is None:
+        if match is not None:
+            numbered.append((int(match.group(1)), folder))
+        elif not check_file_name(ctx.findings, f"{name}/{folder}"):
             ctx.findings.add(
                 "SB-STR-009", f"{name}/{folder}", "expected run folders named run_1 ... run_N, found another folder"
             )
-        else:
-            numbered.append((int(match.group(1)), folder))
     tasks = []
     for number, folder in sorted(numbered):
         run = read_run(ctx, name, folder, number, bench)
@@ -232,9 +234,10 @@ def read_run(ctx: Context, bench_name: str, name: str, number: int, bench: Bench
     folder = f"{bench_name}/{name}"
     files, dirs = ctx.tree.children(folder)
     for extra in [*(f for f in files if f not in RUN_REQUIRED + RUN_OPTIONAL), *dirs]:
-        ctx.findings.add(
-            "SB-STR-009", f"{folder}/{extra}", f"expected only {', '.join(RUN_REQUIRED + RUN_OPTIONAL)} here"
-        )
+        if not check_file_name(ctx.findings, f"{folder}/{extra}"):
+            ctx.findings.add(
+                "SB-STR-009", f"{folder}/{extra}", f"expected only {', '.join(RUN_REQUIRED + RUN_OPTIONAL)} here"
+            )
     state, _ = load_model(ctx, f"{folder}/state.json", RunState, 1)
     result, result_file = load_model(ctx, f"{folder}/result.json", RunResult, RESULT_FORMAT_VERSION)
     if result_file is not None:

@@ -68,6 +68,13 @@ CODES: dict[str, Code] = _codes(
         "folder name disagrees with the metadata",
         "name folders ORG/SYSTEM/BENCHMARK as system.yaml and submission.yaml say",
     ),
+    (
+        "SB-STR-012",
+        "error",
+        "control character in a file or folder name",
+        "rename it without control, bidirectional or zero-width characters; a submission holds only the files of "
+        "docs/submission-format.md",
+    ),
     # integrity
     (
         "SB-INT-001",

@@ -7,7 +7,8 @@ letters, ligatures, the micro sign, a letter followed by a combining accent), or
 (SB-IDN-004: Latin, Greek and Cyrillic letters mixed, a Greek or Cyrillic letter among ASCII
 digits, as in a Cyrillic 'Н200', or a name written only in Greek or Cyrillic letters drawn like Latin
 ones, as a Cyrillic 'АСМЕ'). What is accepted is its own NFKC normal form, so comparing
-accepted strings exactly compares them after normalisation.
+accepted strings exactly compares them after normalisation. A file or folder name holding such a
+control or invisible character is refused too (SB-STR-012): reports quote names.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.spec.system import SubmissionMeta, SystemDescription
+from specbench.textsafe import is_invisible
 from specbench.validator.documents import Loaded
 from specbench.validator.findings import Findings
 from specbench.validator.model import RunData
 from specbench.validator.physics import trace_accelerators
 
-INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-"""Control, format (zero-width, bidirectional), surrogate, private-use and unassigned code points, line breaks."""
 LOOKALIKE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
 """Scripts whose letters look alike (Latin H, Greek Eta, Cyrillic En): a string holds letters of one of them only."""
 ASCII_DIGITS = frozenset("0123456789")
@@ -34,7 +34,7 @@ name written only in them reads as a Latin name (a Cyrillic 'АСМЕ' as 'ACME'
 
 SYSTEM_FIELDS = ("submitter", "system")
 HARDWARE_FIELDS = ("accelerator_model", "accelerator_vendor")
-META_FIELDS = ("spec_id", "level", "profile", "variant", "submitter", "system")
+META_FIELDS = ("spec_id", "spec_version", "level", "profile", "variant", "submitter", "system")
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def script(char: str) -> str | None:
 def refusal(value: str) -> Refusal | None:
     """The first reason `value` is not plain identity text, or None when it is."""
     for at, char in enumerate(value):
-        if unicodedata.category(char) in INVISIBLE_CATEGORIES:
+        if is_invisible(char):
             return Refusal("SB-IDN-001", f"{describe(char)} at position {at}")
     return _whitespace(value) or _normalisation(value) or _scripts(value)
 
@@ -155,7 +155,7 @@ def check_system(findings: Findings, system: SystemDescription, loaded: Loaded) 
 
 
 def check_meta(findings: Findings, meta: SubmissionMeta, loaded: Loaded) -> None:
-    """submission.yaml: spec_id, level, profile, variant, submitter, system."""
+    """submission.yaml: spec_id, spec_version, level, profile, variant, submitter, system."""
     for key in META_FIELDS:
         _field(findings, loaded, (key,), getattr(meta, key))
 
@@ -167,3 +167,18 @@ def check_trace(findings: Findings, run: RunData) -> None:
         check_value(
             findings, f"{run.folder}/power.json", label, series.model, {"json_path": "meters[].devices[].model"}
         )
+
+
+def check_file_name(findings: Findings, rel: str) -> bool:
+    """SB-STR-012 when the last component of `rel` (a path under the submission) holds a control or invisible
+    character; whether it did, so the caller reports nothing else about the name."""
+    name = rel.rpartition("/")[2]
+    at = next((at for at, char in enumerate(name) if is_invisible(char)), None)
+    if at is None:
+        return False
+    findings.add(
+        "SB-STR-012",
+        rel,
+        f"expected a name of printable characters, found {name!r} with {describe(name[at])} at position {at}",
+    )
+    return True

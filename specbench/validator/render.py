@@ -1,10 +1,14 @@
-"""Reports as text (grouped by severity, then file) or JSON."""
+"""Reports as text (grouped by severity, then file) or JSON.
+
+The text report shows what it quotes through `textsafe.visible`: a file name or message holding a line break
+or a terminal escape shows it escaped, so it cannot forge a line of the report."""
 
 from __future__ import annotations
 
 import json
 from itertools import groupby
 
+from specbench.textsafe import visible
 from specbench.validator.findings import Finding
 from specbench.validator.model import Report, exit_code
 
@@ -18,7 +22,7 @@ def _where(finding: Finding) -> str:
         parts.append(f"{loc.line}:{loc.column}" if loc.column is not None else str(loc.line))
     if loc.json_path:
         parts.append(loc.json_path)
-    return " ".join(parts)
+    return visible(" ".join(parts))
 
 
 def _verdict(report: Report, werror: bool) -> str:
@@ -30,19 +34,20 @@ def _verdict(report: Report, werror: bool) -> str:
 
 
 def render_report(report: Report, werror: bool = False) -> str:
-    lines = [f"{report.path}: {_verdict(report, werror)}"]
+    lines = [f"{visible(str(report.path))}: {_verdict(report, werror)}"]
     if report.signature is not None:
-        lines.append(f"  {report.signature.describe()}")
+        lines.append(f"  {visible(report.signature.describe())}")
     for severity, by_severity in groupby(report.findings, key=lambda f: f.severity):
         items = list(by_severity)
         lines.append("")
         lines.append(f"{severity}s ({len(items)})" + (" [--werror]" if severity == "warning" and werror else ""))
         for file, by_file in groupby(items, key=lambda f: f.location.file or ""):
-            lines.append(f"  {file or '(the submission)'}")
+            lines.append(f"  {visible(file) if file else '(the submission)'}")
             for finding in by_file:
                 where = _where(finding)
-                lines.append(f"    {where + ': ' if where else ''}{finding.code} {finding.title}: {finding.message}")
-                lines.append(f"      hint: {finding.hint}")
+                said = visible(f"{finding.code} {finding.title}: {finding.message}")
+                lines.append(f"    {where + ': ' if where else ''}{said}")
+                lines.append(f"      hint: {visible(finding.hint)}")
     return "\n".join(lines) + "\n"
 
 

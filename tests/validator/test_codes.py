@@ -345,6 +345,8 @@ CASES = [
         {"SB-STR-008"},
     ),
     Case("STR-009 extra file", lambda r: _put(run_dir(r) / "notes.txt", "hi"), {"SB-STR-009"}),
+    Case("STR-012 line break in a file name", lambda r: _put(run_dir(r) / "x\nALL CLEAR\x1b[2J", "hi"), {"SB-STR-012"}),
+    Case("STR-012 bidi control in a folder name", lambda r: (r / BENCH / "run\u202e_9").mkdir(), {"SB-STR-012"}),
     Case("STR-010 executable", lambda r: os.chmod(run_dir(r) / "log.txt", 0o755), {"SB-STR-010"}),
     Case("STR-011 benchmark folder name", lambda r: _rename(r, BENCH, "resnet-50"), {"SB-STR-011"}),
     Case("STR-011 submitter", _meta("submitter", "other"), {"SB-STR-011", "SB-LOG-011"}),
