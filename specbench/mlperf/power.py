@@ -29,6 +29,7 @@ from specbench.formats.mlperf_import import Coverage, ImportFinding, Interconnec
 from specbench.formats.strictjson import parse_json_text
 from specbench.mlperf.published_energy import PowerEvent
 from specbench.power.base import Device
+from specbench.power.metadata import check_metadata
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME
 from specbench.spec.models import PowerRequirement
 from specbench.validator.findings import Findings
@@ -370,4 +371,5 @@ def interconnect(log: PowerLog) -> Interconnect:
 def write_trace(staging: Staging, folder: str, trace: NodeTrace) -> None:
     """power.csv and power.json of one run into the staging folder."""
     staging.text(f"{folder}/{CSV_NAME}", trace.csv_text)
+    check_metadata(trace.metadata, f"{folder}/{JSON_NAME}")
     staging.json(f"{folder}/{JSON_NAME}", trace.metadata, indent=None)

@@ -18,11 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from specbench.power.base import Device, PowerError
+from specbench.power.metadata import CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME, PowerJson, check_metadata
 
-FORMAT = "specbench.power-trace"
-FORMAT_VERSION = 1
-CSV_NAME = "power.csv"
-JSON_NAME = "power.json"
 COLUMNS = (
     "sweep",
     "t_mono_s",
@@ -146,9 +143,10 @@ class CsvTraceWriter:
 
 
 def write_metadata(folder: Path, metadata: Mapping[str, Any]) -> Path:
-    """Write power.json atomically (a reader never sees half a file)."""
+    """Write power.json atomically (a reader never sees half a file), checked against its one model first."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / JSON_NAME
+    check_metadata(metadata, str(path))
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(metadata, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -179,13 +177,19 @@ class Trace:
         return [s for s in self.samples if s.device == device_key]
 
 
-def read_metadata(folder: Path) -> dict[str, Any]:
+def read_metadata(folder: Path) -> PowerJson:
+    """power.json of a trace this machine wrote (a run folder, a replay), parsed by its one model.
+
+    A submission's power.json is read by the validator, through its confined tree, with the same model.
+    """
     path = Path(folder) / JSON_NAME
     try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise PowerError(f"{path}: no power trace metadata here; expected {JSON_NAME} beside {CSV_NAME}") from None
-    except json.JSONDecodeError as err:
+    try:
+        metadata = json.loads(raw)
+    except ValueError as err:
         raise PowerError(f"{path}: not valid JSON: {err}") from err
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
@@ -195,15 +199,16 @@ def read_metadata(folder: Path) -> dict[str, Any]:
         raise PowerError(
             f"{path}: power trace format version {version!r} not supported (this specbench reads {FORMAT_VERSION})"
         )
-    return metadata
+    return check_metadata(metadata, str(path))
 
 
 def read_trace(folder: str | Path) -> Trace:
     """Read power.json and power.csv from a folder, refusing unknown format versions."""
     folder = Path(folder)
-    metadata = read_metadata(folder)
-    devices = [Device.from_dict(d) for meter in metadata.get("meters", []) for d in meter.get("devices", [])]
-    path = folder / metadata.get("csv", CSV_NAME)
+    model = read_metadata(folder)
+    metadata = model.model_dump(mode="json", exclude_unset=True)
+    devices = [device for device, _ in model.devices()]
+    path = folder / model.csv
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.physics import DeviceFacts, lookup
+from specbench.power.metadata import PowerJson, Sampling
 from specbench.power.trace import MAX_INTERVAL_S, MIN_INTERVAL_S
 from specbench.spec.models import LayerName
 from specbench.spec.system import SystemDescription
-from specbench.validator.powerfile import PowerJson, Sampling
 from specbench.validator.values import is_int, is_number, show
 
 Path = tuple[str | int, ...]

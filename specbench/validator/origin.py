@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specbench.power.metadata import PowerJson
 from specbench.spec.system import SystemDescription
 from specbench.validator.findings import Findings
 from specbench.validator.model import RunData
-from specbench.validator.powerfile import PowerJson
 
 
 @dataclass(frozen=True)

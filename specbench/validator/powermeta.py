@@ -16,8 +16,8 @@ from specbench.validator.documents import Loaded, check_mapping, check_version, 
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
 from specbench.validator.origin import TraceOrigin
-from specbench.validator.powerfile import PowerJson
-from specbench.validator.tracefile import CsvTrace, read_csv
+from specbench.power.metadata import PowerJson
+from specbench.validator.tracefile import CSV_ROWS, CsvTrace, count_rows, read_csv
 from specbench.validator.values import show
 
 
@@ -67,11 +67,19 @@ def read_metadata(tree: Tree, json_rel: str, findings: Findings, system_model: s
 
 
 def read_samples(tree: Tree, csv_rel: str, meta: TraceMeta, findings: Findings) -> CsvTrace | None:
-    """power.csv's samples of the devices power.json lists, each problem a finding on its line."""
+    """power.csv's samples of the devices power.json lists, each problem a finding on its line.
+
+    A trace of more than CSV_ROWS rows is refused (SB-STR-003) before it is decoded; the bytes are dropped once decoded.
+    """
     raw = tree.read(csv_rel)
     if raw is None:
         return None
+    rows = count_rows(raw)
+    if rows > CSV_ROWS:
+        findings.add("SB-STR-003", csv_rel, f"expected at most {CSV_ROWS} rows after the header, found {rows}")
+        return None
     text = decode(raw, csv_rel, findings)
+    del raw
     if text is None:
         return None
     trace = read_csv(text, [d.key for d in meta.devices])

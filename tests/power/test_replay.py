@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from power_fakes import FakeClock, ScriptedMeter
 
 from specbench.power import PowerError, PowerSampler, ReplayMeter
-from specbench.power.trace import write_metadata
 
 
 def record_ramp(folder: Path) -> float:
@@ -68,6 +68,6 @@ def test_an_empty_trace_cannot_be_replayed(tmp_path: Path) -> None:
 
 def test_replay_refuses_a_future_trace(tmp_path: Path) -> None:
     record_ramp(tmp_path)
-    write_metadata(tmp_path, {"format": "specbench.power-trace", "format_version": 99})
+    (tmp_path / "power.json").write_text(json.dumps({"format": "specbench.power-trace", "format_version": 99}))
     with pytest.raises(PowerError, match="format version 99 not supported"):
         ReplayMeter(tmp_path)

@@ -206,13 +206,13 @@ def test_duplicate_device_keys_are_refused(clock: FakeClock) -> None:
 
 def test_a_context_manager_sampler_streams_the_trace_and_writes_metadata(tmp_path, clock: FakeClock) -> None:
     clock.end = clock.now + 0.5
-    with PowerSampler([ScriptedMeter(clock)], 0.1, trace_dir=tmp_path, clock=clock, metadata={"run": "r1"}) as s:
+    with PowerSampler([ScriptedMeter(clock)], 0.1, trace_dir=tmp_path, clock=clock, metadata={"node": 1}) as s:
         s.window_start()
         assert clock.finished.wait(10)
         s.window_stop()
     trace = read_trace(tmp_path)
 
-    assert trace.metadata["run"] == "r1"
+    assert trace.metadata["node"] == 1
     assert trace.metadata["sampling"]["requested_period_s"] == 0.1
     assert len(trace.metadata["windows"]) == 1
     assert trace.metadata["state_start"] == {
@@ -281,3 +281,11 @@ def test_sampling_statistics_of_a_long_run_stay_bounded() -> None:
     assert bounded["median"] == pytest.approx(exact["median"], abs=10) and bounded["p95"] == pytest.approx(
         exact["p95"], abs=10
     )
+
+
+def test_the_sampler_refuses_to_write_metadata_its_reader_would_refuse(tmp_path, clock: FakeClock) -> None:
+    """power.json has one model (power/metadata.py): a key no reader knows is a writer's bug, caught at writing."""
+    clock.end = clock.now + 0.2
+    sampler = PowerSampler([ScriptedMeter(clock)], 0.1, trace_dir=tmp_path, clock=clock, metadata={"run": "r1"})
+    with pytest.raises(PowerError, match=r"would not conform at run: Extra inputs are not permitted"), sampler:
+        assert clock.finished.wait(10)

@@ -1,18 +1,23 @@
-"""power.json typed strictly: every key the sampler, the job merger and the MLPerf importer write, with its type.
+"""power.json, the one definition: every key the sampler, the job merger and the MLPerf importer write, typed.
 
-A submission is untrusted input, so no field is read as a raw dict: a text where a number belongs,
-a list where a name belongs, a number that is not finite or of the wrong sign, or a key no writer
-knows is a located schema finding, and the trace is not read further.
+Every writer checks what it writes against this model (`check_metadata`) and every reader parses with it
+(`parse_metadata`; the validator through its confined tree). A submission is untrusted input, so no field is
+read as a raw dict: a text where a number belongs, a list where a name belongs, a number that is not finite
+or of the wrong sign, or a key no writer knows is a located schema finding, and the trace is not read further.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from specbench.power.base import SCOPES, Device
-from specbench.power.trace import CSV_NAME, FORMAT
+from specbench.power.base import SCOPES, Device, PowerError
+
+FORMAT = "specbench.power-trace"
+FORMAT_VERSION = 1
+CSV_NAME = "power.csv"
+JSON_NAME = "power.json"
 
 TEXT_CHARS = 4096
 NAME_CHARS = 256
@@ -142,7 +147,8 @@ class Window(Typed):
     stop_wall: Name
     duration_s: NonNegative
     devices: list[WindowDevice]
-    energy_j_by_scope: dict[Scope, NonNegative]
+    energy_j_by_scope: dict[Scope, NonNegative | None]
+    """None: a scope whose devices were not all measured (power/window.py writes it so)."""
 
 
 class Node(Typed):
@@ -208,3 +214,13 @@ class PowerJson(Typed):
                 if state.power_limit_w is not None:
                     limits[key] = max(limits.get(key, 0.0), state.power_limit_w)
         return limits
+
+
+def check_metadata(metadata: Any, where: str) -> PowerJson:
+    """The model of power.json data a writer is about to write; PowerError when it does not conform (a bug)."""
+    try:
+        return PowerJson.model_validate(metadata)
+    except ValidationError as err:
+        first = err.errors()[0]
+        at = ".".join(str(p) for p in first["loc"])
+        raise PowerError(f"{where}: power.json would not conform at {at or 'the top'}: {first['msg']}") from err
