@@ -14,8 +14,10 @@ from specbench.commands.options import interval_ms_option
     epilog="""\b
 Exit codes: 0 reproduced; 1 contradicted (a metric beyond its tolerance);
 2 refused or no verdict: the submission is not compliant, its spec is not
-installed, this host's devices differ in model or count, --out already
-holds a reproduction, or the re-run cannot settle the claim; 4 a run of
+installed, this host's devices differ in model or count, the re-run's
+processes exceed this host's usable CPUs (a CPU run) or visible GPUs (a
+GPU run), --out already holds a reproduction, or the re-run cannot settle
+the claim; 4 a run of
 the re-run crashed; 130 interrupted.
 Tolerances and the record's fields: docs/reproduce.md.""",
 )

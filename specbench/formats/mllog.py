@@ -23,6 +23,15 @@ FIELDS = ("namespace", "time_ms", "event_type", "key", "value", "metadata")
 _FIELD_SET = frozenset(FIELDS)
 T = TypeVar("T")
 
+MLLOG_LINES = 100_000
+"""The most ':::MLLOG ' markers a log may hold (the logs of MLPerf rounds hold under 2,000); a log with more is
+not parsed (`ParsedLog.unread` says why), so a log's events, and the memory they take, stay bounded."""
+PROBLEMS_KEPT = 1_000
+"""The unreadable MLLOG lines a ParsedLog keeps; the rest are counted (`problems_left_out`). Findings keep fewer."""
+PIECE_CHARS = 1024 * 1024
+"""A log is parsed a piece of about this many characters (whole lines) at a time, each piece's lines dropped
+before the next: memory is the text, its events and one piece."""
+
 
 @dataclass(frozen=True)
 class LogEvent:
@@ -55,6 +64,16 @@ class ParsedLog:
     events: list[LogEvent] = field(default_factory=list)
     problems: list[LogProblem] = field(default_factory=list)
     lines: int = 0
+    problems_left_out: int = 0
+    """Unreadable lines after the first PROBLEMS_KEPT, counted and not kept."""
+    unread: str | None = None
+    """Why the log was not parsed (more MLLOG lines than its bound); None when it was."""
+
+    def add_problem(self, problem: LogProblem) -> None:
+        if len(self.problems) < PROBLEMS_KEPT:
+            self.problems.append(problem)
+        else:
+            self.problems_left_out += 1
 
     @cached_property
     def by_key(self) -> dict[str, list[LogEvent]]:
@@ -88,14 +107,19 @@ system's logs fit in this bound, so each log is parsed once; a larger tree only 
 _recent: OrderedDict[str, ParsedLog] = OrderedDict()
 
 
-def parse_log(text: str) -> ParsedLog:
+def parse_log(text: str, max_mllog_lines: int = MLLOG_LINES) -> ParsedLog:
     """Parse a whole log; never raises on bad content.
 
-    The JSON of all MLLOG lines is decoded in one pass of the strict decoder; where that fails,
-    each line is decoded on its own, so every problem gets its line and column. The logs parsed
-    last are kept, up to RECENT_CHARS of text (ParsedLog is never changed once built): the same text
-    again gives the same ParsedLog, with what was derived from it (`derived`).
+    A log with more than `max_mllog_lines` markers ':::MLLOG ' is not parsed: its ParsedLog holds no
+    event and says why in `unread`. The JSON of a piece's MLLOG lines is decoded in one pass of the strict
+    decoder; where that fails, each line is decoded on its own, so every problem gets its line and column.
+    The logs parsed last are kept, up to RECENT_CHARS of text (ParsedLog is never changed once built): the
+    same text again gives the same ParsedLog, with what was derived from it (`derived`).
     """
+    markers = text.count(TOKEN)
+    if markers > max_mllog_lines:
+        unread = f"expected at most {max_mllog_lines} MLLOG lines, found {markers}; the log is not read"
+        return ParsedLog(lines=text.count("\n") + (not text.endswith("\n")) if text else 0, unread=unread)
     found = _recent.get(text)
     if found is not None:
         _recent.move_to_end(text)
@@ -113,17 +137,39 @@ def parse_log(text: str) -> ParsedLog:
 def _parse(text: str) -> ParsedLog:
     """parse_log without the cache of recent logs (`parse_log.__wrapped__`, as functools names such a function)."""
     log = ParsedLog()
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    log.lines = len(lines)
-    marked = []
-    for number, line in enumerate(lines, start=1):
-        at = line.rfind(TOKEN)  # the same as in the line without its "\r" (the token holds none)
-        if at >= 0:
-            marked.append((number, line.removesuffix("\r"), at + len(TOKEN)))
+    for piece in _pieces(text):
+        lines = piece.split("\n")
+        marked = []
+        for number, line in enumerate(lines, start=log.lines + 1):
+            at = line.rfind(TOKEN)  # the same as in the line without its "\r" (the token holds none)
+            if at >= 0:
+                marked.append((number, line.removesuffix("\r"), at + len(TOKEN)))
+        log.lines += len(lines)
+        del lines
+        _add_marked(log, marked)
+    return log
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """The text in pieces of whole lines, about PIECE_CHARS each; their lines are the lines of the text (a last
+    newline ends the last line and opens none)."""
+    if not text:
+        return
+    stop = len(text) - 1 if text.endswith("\n") else len(text)
+    start = 0
+    while True:
+        end = text.find("\n", start + PIECE_CHARS, stop)
+        if end < 0:
+            yield text[start:stop]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _add_marked(log: ParsedLog, marked: list[tuple[int, str, int]]) -> None:
+    """The events and problems of one piece's MLLOG lines (number, line, where its JSON starts), onto the log."""
     values = decode_together([line[start:] for _, line, start in marked])
-    events, problems = log.events, log.problems
+    events = log.events
     if values is not None:
         for (number, _, start), data in zip(marked, values, strict=True):
             if _well_formed(data):
@@ -136,15 +182,14 @@ def _parse(text: str) -> ParsedLog:
                 if isinstance(made, LogEvent):
                     events.append(made)
                 else:
-                    problems.append(made)
-        return log
+                    log.add_problem(made)
+        return
     for number, line, _ in marked:
         outcome = parse_line(line, number)
         if isinstance(outcome, LogEvent):
             events.append(outcome)
         elif outcome is not None:
-            problems.append(outcome)
-    return log
+            log.add_problem(outcome)
 
 
 parse_log.__wrapped__ = _parse  # type: ignore[attr-defined]

@@ -15,7 +15,15 @@ from pathlib import Path
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, SpecbenchError, UsageError
 from specbench.formats.reproduction import REPRODUCTION_FILE, ReproductionRecord
-from specbench.reproduce.host import check_devices, device_of, this_host
+from specbench.reproduce.host import (
+    check_cpu_scale,
+    check_devices,
+    check_gpu_scale,
+    device_of,
+    this_host,
+    usable_cpus,
+    visible_gpus,
+)
 from specbench.reproduce.plan import Plan, RerunRequest, plan_rerun
 from specbench.reproduce.source import load_source
 from specbench.reproduce.verdict import judge, write_record
@@ -59,9 +67,13 @@ def reproduce(submission: Path, request: RerunRequest, progress: Progress | None
     _check_out(out)
     _check_power(source.entry.value("energy_per_sample_j"), request.power)
     device = device_of(source.hardware)
+    if device == "cpu":
+        check_cpu_scale(source.processes, usable_cpus())
     progress.phase("loading torch, describing this host...")
     layers = this_host(device, source.processes)
     check_devices(source.hardware, layers["hardware"])
+    if device == "cuda":
+        check_gpu_scale(source.processes, _count(source.hardware.get("accelerator_count")), visible_gpus())
     plan = plan_rerun(source, request, out, device)
     command = execute_command(plan.options)
     progress.message(f"re-running {source.root / source.bench.name} as: {command}")
@@ -71,6 +83,11 @@ def reproduce(submission: Path, request: RerunRequest, progress: Progress | None
     progress.phase(f"validating the re-run {out}...")
     record, comparison = judge(source, plan, layers)
     return Outcome(record, write_record(out, record), comparison, command)
+
+
+def _count(value: object) -> int:
+    """A count from system.yaml: the integer itself, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _check_out(out: Path) -> None:

@@ -19,7 +19,7 @@ from specbench.spec.system import SubmissionMeta
 from specbench.validator.findings import Findings
 from specbench.validator.logquality import Quality, QualityCheck
 from specbench.validator.mlperf_engine import typed_log_rules
-from specbench.validator.model import LogFacts, LogReading, RunData
+from specbench.validator.model import LogFacts, LogReading, RunData, RunVerdict
 from specbench.validator.values import is_int, is_number, same, show
 
 REQUIRED_POINTS = (
@@ -68,6 +68,9 @@ class LogCheck:
         self.findings.add(code, self.file, message, line=event.line if event else None, json_path=json_path)
 
     def run_all(self) -> LogReading:
+        if self.log.unread is not None:
+            self.findings.add("SB-STR-003", self.file, self.log.unread)
+            return LogReading(None, RunVerdict("incomplete", "no readable log"))
         for problem in self.log.problems:
             self.findings.add("SB-LOG-001", self.file, problem.message, line=problem.line, column=problem.column)
         if self.mlperf is not None:

@@ -23,6 +23,9 @@ WIDTH = len(COLUMNS)
 OPTIONAL_COLUMNS = ("power_instant_w", "power_average_w", "energy_counter_j")
 POWER_COLUMNS = ("power_instant_w", "power_average_w")
 SERIES_COLUMNS = tuple(name for name in COLUMNS if name not in ("device", "read_latency_s"))
+CSV_ROWS = 2_000_000
+"""The most lines power.csv may hold after its header (8 devices sampled at 10 Hz for almost 7 hours); the
+validator refuses a longer trace before it decodes it, so the samples it holds stay bounded."""
 
 
 class _Unusual(Exception):
@@ -41,7 +44,8 @@ class Series:
     power_average_w: list[float | None] = field(default_factory=list)
     energy_counter_j: list[float | None] = field(default_factory=list)
     mark: list[str] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
+    rows: Sequence[int] = field(default_factory=list)
+    """Indices of the device's rows: a range where they are evenly spaced, as in a sweep of every device."""
 
     def __len__(self) -> int:
         return len(self.t_mono_s)
@@ -283,19 +287,28 @@ def _group(columns: Columns, lines: list[int] | None) -> dict[str, Series]:
     periodic = n > 0 and devices[:n] == order and devices[n:] == devices[:-n]
     blocks = None if periodic else _blocks(devices, order)
     for k, device in enumerate(order):
-        if periodic:
+        rows: Sequence[int]
+        if n == 1:  # one device: its columns are the file's, not copied
+            taken = {name: columns[name] for name in SERIES_COLUMNS}
+            rows = range(total)
+        elif periodic:
             taken = {name: columns[name][k::n] for name in SERIES_COLUMNS}
-            rows = list(range(k, total, n))
+            rows = range(k, total, n)
         elif blocks is not None:
             start, stop = blocks[k], blocks[k + 1]
             taken = {name: columns[name][start:stop] for name in SERIES_COLUMNS}
-            rows = list(range(start, stop))
+            rows = range(start, stop)
         else:
             mask = list(map(device.__eq__, devices))
             taken = {name: list(compress(columns[name], mask)) for name in SERIES_COLUMNS}
             rows = list(compress(range(total), mask))
         out[device] = Series(device, rows=rows, **taken)
     return out
+
+
+def count_rows(raw: bytes) -> int:
+    """The lines of power.csv's bytes after its header (the last one counted with or without its newline)."""
+    return max(0, raw.count(b"\n") - 1 + (not raw.endswith(b"\n")))
 
 
 def _blocks(devices: list[str], order: list[str]) -> list[int] | None:
