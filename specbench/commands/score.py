@@ -74,6 +74,7 @@ def command(
     from specbench.scoring import render
     from specbench.scoring.leaderboard import build
     from specbench.sshsig import load_allowed_signers
+    from specbench.textsafe import visible
     from specbench.validator import discover, validate_many
     from specbench.validator.validate import available_cpus
 
@@ -102,8 +103,8 @@ def command(
         click.echo(f"\nleaderboard: {site.index}")
         if site.not_rendered:
             for failure in site.not_rendered:
-                click.echo(failure.trace, err=True, nl=False)
-                click.echo(f"not rendered: {failure.what}: {failure.reason}", err=True)
+                click.echo("\n".join(visible(line) for line in failure.trace.splitlines()), err=True)
+                click.echo(f"not rendered: {visible(failure.what)}: {visible(failure.reason)}", err=True)
             raise InternalError(f"{len(site.not_rendered)} part(s) of the board not rendered; the rest is written")
         return
     text = {

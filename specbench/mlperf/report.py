@@ -13,6 +13,7 @@ from specbench.formats.mlperf_import import ImportedBenchmark, Published
 from specbench.mlperf.convert import BenchmarkImport, RunImport, SystemImport
 from specbench.mlperf.importer import ImportOutcome, SystemOutcome
 from specbench.mlperf.source import natural_key
+from specbench.textsafe import visible
 from specbench.validator.findings import Finding
 from specbench.validator.model import Report
 
@@ -184,27 +185,27 @@ def _weak_figures(published: Published) -> str:
 def render_system(system: SystemOutcome, werror: bool = False) -> str:
     imported, report = system.imported, system.report
     lines = [f"{imported.label} -> {imported.output}: {verdict(report, werror)}"]
-    lines.extend(f"  note: {note}" for note in imported.notes)
+    lines.extend(f"  note: {visible(note)}" for note in imported.notes)
     for bench in imported.benchmarks:
         lines.append(f"  {bench.name} (MLPerf {bench.mlperf}, {bench.record.folder}, level {bench.level})")
         lines.extend("    " + row for row in _runs_table(bench).splitlines())
         lines.append("  " + _score_line(system, bench.name))
         lines.extend("  " + line for line in _published_lines(bench.record))
-        lines.extend(f"  ignored: {item}" for item in bench.record.ignored)
+        lines.extend(f"  ignored: {visible(str(item))}" for item in bench.record.ignored)
     for finding in report.findings:
-        where = finding.location.file or "(the submission)"
+        where = visible(finding.location.file or "(the submission)")
         if finding.location.line is not None:
             where += f":{finding.location.line}"
         origin = source_of(imported, finding)
-        lines.append(f"  {finding.severity} {finding.code} {where}: {finding.message}")
+        lines.append(f"  {finding.severity} {finding.code} {where}: {visible(finding.message)}")
         if origin is not None:
-            lines.append(f"      MLPerf source: {origin}")
+            lines.append(f"      MLPerf source: {visible(str(origin))}")
     return "\n".join(lines) + "\n"
 
 
 def render_text(outcome: ImportOutcome, werror: bool = False) -> str:
     parts = [render_system(s, werror) for s in outcome.systems]
-    tail = [f"skipped: {item}" for item in outcome.skipped]
+    tail = [f"skipped: {visible(str(item))}" for item in outcome.skipped]
     compliant = sum(s.report.compliant(werror) for s in outcome.systems)
     tail.append(
         f"{len(outcome.systems)} system(s) imported from {outcome.root} into {outcome.out} "

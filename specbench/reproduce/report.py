@@ -6,6 +6,7 @@ from tabulate import tabulate
 
 from specbench.formats.reproduction import MetricCheck
 from specbench.reproduce.rerun import Outcome
+from specbench.textsafe import visible
 
 HEADERS = ["metric", "unit", "submitted", "re-run", "ratio", "may fall short by", "verdict"]
 
@@ -14,9 +15,9 @@ def render_outcome(outcome: Outcome) -> str:
     """The comparison as a table, then the verdict with its reasons, the record's path and how to sign it."""
     rows = [_row(check) for check in outcome.record.metrics]
     lines = [tabulate(rows, headers=HEADERS, tablefmt="simple", disable_numparse=True), ""]
-    lines += [f"{check.metric}: {check.note}" for check in outcome.record.metrics if check.note]
+    lines += [f"{visible(check.metric)}: {visible(check.note)}" for check in outcome.record.metrics if check.note]
     lines.append(f"verdict: {outcome.record.verdict}")
-    lines += [f"  {reason}" for reason in outcome.record.reasons]
+    lines += [f"  {visible(reason)}" for reason in outcome.record.reasons]
     folder = outcome.path.parent
     lines.append(f"wrote {outcome.path}; sign it with: specbench sign {folder} -k KEY")
     return "\n".join(lines) + "\n"
@@ -26,8 +27,8 @@ def _row(check: MetricCheck) -> list[str]:
     ratio = f"{check.ratio:.3f}x" if check.ratio is not None else "-"
     tolerance = f"{check.tolerance:.1%}" if check.tolerance is not None else check.source
     return [
-        check.metric,
-        check.unit,
+        visible(check.metric),
+        visible(check.unit),
         _number(check.submitted),
         _number(check.reproduced),
         ratio,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -65,6 +66,9 @@ class GroupKey:
         ).replace(".", "_")
 
 
+_SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
 @dataclass
 class Entry:
     """One benchmark of one submission, scored."""
@@ -99,7 +103,8 @@ class Entry:
 
     @property
     def slug(self) -> str:
-        return f"{self.submitter}--{self.system}--{self.benchmark}".replace("/", "_")
+        """The entry's page name: the names with each character but letters, digits, '.', '_' and '-' as '_'."""
+        return _SLUG_UNSAFE.sub("_", f"{self.submitter}--{self.system}--{self.benchmark}")
 
     def value(self, metric: str) -> float | None:
         return self.aggregate.values.get(metric)

@@ -19,6 +19,7 @@ from specbench.validator.documents import Loaded
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
+from specbench.validator.identity import check_file_name
 from specbench.validator.identity import check_system as check_system_identity
 from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest, compare_deferred
 from specbench.validator.mlperf import check_import, read_import_record
@@ -154,7 +155,9 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     ctx.imported, import_file = read_import_record(ctx)
     files, dirs = ctx.tree.children("")
     for extra in files:
-        if extra not in (SYSTEM_FILE, MANIFEST, SIGNATURE_FILE, IMPORT_FILE, REPRODUCTION_FILE):
+        if extra not in (SYSTEM_FILE, MANIFEST, SIGNATURE_FILE, IMPORT_FILE, REPRODUCTION_FILE) and not check_file_name(
+            ctx.findings, extra
+        ):
             ctx.findings.add(
                 "SB-STR-009",
                 extra,
