@@ -34,9 +34,9 @@ def command(submission: Path, key_path: Path) -> None:
     tooling and ssh-keygen verify the signature too.
     """
     from specbench.files import atomic_write_bytes
+    from specbench.formats.layout import MANIFEST, SIGNATURE_FILE
     from specbench.sshsig import NAMESPACE, parse, sign
     from specbench.sshsig.keygen import ssh_keygen
-    from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE
     from specbench.validator.validate import classify
 
     ssh_keygen()
@@ -60,10 +60,11 @@ def command(submission: Path, key_path: Path) -> None:
 def _checked_manifest(root: Path) -> bytes:
     """The manifest's bytes, as read (once, confined to `root`) and checked against the files; refused when it is
     missing or does not match them."""
+    from specbench.formats.layout import MANIFEST
     from specbench.validator.context import Context, SpecIndex
     from specbench.validator.files import DEFAULT_LIMITS, Tree
     from specbench.validator.findings import Findings
-    from specbench.validator.integrity import MANIFEST, check_manifest, compare_deferred
+    from specbench.validator.integrity import check_manifest, compare_deferred
 
     findings = Findings()
     tree = Tree.scan(root, DEFAULT_LIMITS, findings)

@@ -12,12 +12,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from specbench.formats.layout import POWER_CSV, POWER_JSON
 from specbench.power.base import SCOPES, Device, PowerError
 
 FORMAT = "specbench.power-trace"
 FORMAT_VERSION = 1
-CSV_NAME = "power.csv"
-JSON_NAME = "power.json"
+CSV_NAME = POWER_CSV
+JSON_NAME = POWER_JSON
 
 TEXT_CHARS = 4096
 NAME_CHARS = 256

@@ -129,8 +129,8 @@ def _listed(names: Any) -> str:
 
 def _check_benchmark(bench_dir: Path, planned: dict[str, Any]) -> None:
     """The folder this execute adds runs to: the same configuration, and only what execute writes there."""
+    from specbench.formats.layout import RUN_FOLDER, RUN_OPTIONAL, RUN_REQUIRED
     from specbench.spec.yamlio import load_yaml
-    from specbench.validator.benchmark import RUN_FOLDER, RUN_OPTIONAL, RUN_REQUIRED
 
     meta_file = bench_dir / "submission.yaml"
     old = _mapping(load_yaml(meta_file).data)

@@ -20,12 +20,12 @@ keeps a digest of each log as `run.log_fingerprint`, so that the parsed log may 
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from specbench.formats.layout import RUN_FOLDER, RUN_OPTIONAL, RUN_REQUIRED
 from specbench.formats.mllog import parse_log
 from specbench.spec.models import Strict
 from specbench.spec.resolve import resolve_once
@@ -53,9 +53,6 @@ from specbench.validator.runs import check_runs
 from specbench.validator.values import same
 from specbench.validator.variant import check_variant
 
-RUN_FOLDER = re.compile(r"^run_([1-9][0-9]{0,5})$")
-RUN_REQUIRED = ("log.txt", "result.json", "state.json")
-RUN_OPTIONAL = ("power.csv", "power.json", "error.txt")
 """The power trace is absent when no meter was available; error.txt holds the failure of a run that crashed."""
 
 

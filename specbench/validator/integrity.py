@@ -6,17 +6,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION, SIGNATURE_FILE
 from specbench.spec.loader import LoadedSpec
 from specbench.spec.models import Strict
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
 from specbench.validator.files import CHUNK_BYTES
-
-MANIFEST = "manifest.json"
-SIGNATURE_FILE = "manifest.json.sig"
-"""The SSH signature of the manifest (`specbench sign`); it cannot be listed in what it signs."""
-MANIFEST_FORMAT_VERSION = 1
 
 
 class ManifestEntry(Strict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from specbench.formats.layout import MANIFEST, SIGNATURE_FILE
 from specbench.sshsig import (
     NAMESPACE,
     AllowedSigners,
@@ -23,7 +24,6 @@ from specbench.sshsig import (
 )
 from specbench.sshsig.signature import MAX_SIGNATURE_BYTES
 from specbench.validator.context import Context
-from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE
 from specbench.validator.model import SignatureInfo, SignatureStatus
 
 

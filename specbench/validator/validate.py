@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specbench.formats.mlperf_import import IMPORT_FILE
-from specbench.formats.reproduction import REPRODUCTION_FILE
+from specbench.formats.layout import BENCHMARK_FILE, MANIFEST, ROOT_FILES, SIGNATURE_FILE, SYSTEM_FILE
 from specbench.physics import load_devices
 from specbench.spec.system import SYSTEM_FORMAT_VERSION, SystemDescription
 from specbench.validator.across import compare_submissions, fingerprint_logs
@@ -21,7 +20,7 @@ from specbench.validator.files import DEFAULT_LIMITS, Limits, Tree
 from specbench.validator.findings import Finding, Findings
 from specbench.validator.identity import check_file_name
 from specbench.validator.identity import check_system as check_system_identity
-from specbench.validator.integrity import MANIFEST, SIGNATURE_FILE, check_manifest, compare_deferred
+from specbench.validator.integrity import check_manifest, compare_deferred
 from specbench.validator.mlperf import check_import, read_import_record
 from specbench.validator.model import BenchmarkData, Report, SignatureInfo
 from specbench.validator.physics import DevicePhysics, check_devices
@@ -31,8 +30,6 @@ from specbench.validator.provenance import check_provenance
 if TYPE_CHECKING:
     from specbench.sshsig import AllowedSigners
 
-SYSTEM_FILE = "system.yaml"
-BENCHMARK_FILE = "submission.yaml"
 DISCOVER_DEPTH = 3
 
 
@@ -155,9 +152,7 @@ def _check(ctx: Context, target: Target, jobs: int) -> tuple[SystemDescription |
     ctx.imported, import_file = read_import_record(ctx)
     files, dirs = ctx.tree.children("")
     for extra in files:
-        if extra not in (SYSTEM_FILE, MANIFEST, SIGNATURE_FILE, IMPORT_FILE, REPRODUCTION_FILE) and not check_file_name(
-            ctx.findings, extra
-        ):
+        if extra not in ROOT_FILES and not check_file_name(ctx.findings, extra):
             ctx.findings.add(
                 "SB-STR-009",
                 extra,
