@@ -1,0 +1,1 @@
+"""Generators of test data (hostile submissions) and the helpers that run specbench on them."""
