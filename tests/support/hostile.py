@@ -30,6 +30,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from specbench.files import write_manifest
+from specbench.formats.mllog import MLLOG_LINES
 from specbench.validator.files import DEFAULT_LIMITS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -274,14 +275,22 @@ def csv_sparse_over_bound(t: Target) -> tuple[str, ...]:
 
 
 def log_over_bound(t: Target) -> tuple[str, ...]:
-    """log.txt: the run's log, then `:::MLLOG {}` lines to just past the log's bound."""
+    """log.txt: the run's log, then `:::MLLOG {}` lines to just past the log's size bound."""
     log = t.run / "log.txt"
     line = b":::MLLOG {}\n"
     missing = DEFAULT_LIMITS.log_bytes + 64 * 1024 - log.stat().st_size
+    chunk = line * (MIB // len(line))
     with log.open("ab") as handle:
-        chunk = line * (MIB // len(line))
         for _ in range(missing // len(chunk) + 1):
             handle.write(chunk)
+    return (t.rel(log),)
+
+
+def log_over_line_count(t: Target) -> tuple[str, ...]:
+    """log.txt: the run's log, then 1,000 `:::MLLOG {}` lines more than a log may hold (about 1.2 MB)."""
+    log = t.run / "log.txt"
+    with log.open("ab") as handle:
+        handle.write(b":::MLLOG {}\n" * (MLLOG_LINES + 1000))
     return (t.rel(log),)
 
 
@@ -482,7 +491,8 @@ CASES: tuple[Case, ...] = (
     Case(id="csv-dev-zero", kind="special", base=GPU, attack=set_csv("/dev/zero")),
     Case(id="csv-200k-cell", kind="sizes", base=GPU, attack=csv_long_cell),
     Case(id="csv-sparse-over-bound", kind="sizes", base=GPU, attack=csv_sparse_over_bound),
-    Case(id="log-mllog-lines-over-bound", kind="sizes", base=CPU, attack=log_over_bound),
+    Case(id="log-over-size-bound", kind="sizes", base=CPU, attack=log_over_bound),
+    Case(id="log-mllog-lines-over-count-bound", kind="sizes", base=CPU, attack=log_over_line_count),
     Case(id="yaml-over-bound", kind="sizes", base=CPU, attack=yaml_over_bound),
     Case(id="json-over-bound", kind="sizes", base=CPU, attack=json_over_bound),
     Case(id="json-deep-nesting", kind="sizes", base=GPU, attack=json_deep_nesting),
