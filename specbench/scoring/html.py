@@ -150,7 +150,7 @@ def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = N
             tables.append(_empty_table(group, failures[-1]))
     index = out / "index.html"
     html = env.get_template("index.html.j2").render(tables=tables, unusable=board.unusable, stamp=made)
-    index.write_text(html, encoding="utf-8")
+    index.write_text(html, encoding="utf-8", errors="backslashreplace")
     for group in board.groups:
         for entry in group.entries:
             try:
@@ -158,7 +158,7 @@ def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = N
             except Exception as err:  # one entry's bug never takes down the board
                 failures.append(_failure(f"{entry.submitter}/{entry.system}/{entry.benchmark}", err))
                 page = _not_rendered_page(env, entry, group, made, failures[-1])
-            (out / "pages" / f"{entry.slug}.html").write_text(page, encoding="utf-8")
+            (out / "pages" / f"{entry.slug}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
     return Site(index, tuple(failures))
 
 
