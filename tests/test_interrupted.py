@@ -16,7 +16,7 @@ import pytest
 from execute_support import cli_env, recorded_trace, run_cli
 
 from specbench.power.base import PowerError
-from specbench.power.trace import read_trace
+from specbench.power.csvread import read_trace
 from specbench.run.lifecycle import signals_as_interrupts
 from specbench.run.request import RunInterrupted
 from specbench.run.runfolder import KILLED

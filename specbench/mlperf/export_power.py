@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.power.base import Device
-from specbench.validator.tracefile import Series, read_csv
+from specbench.power.csvread import Series, read_csv
 
 NODE_SCOPE = "platform"
 

@@ -29,12 +29,12 @@ from specbench.formats.mlperf_import import Coverage, ImportFinding, Interconnec
 from specbench.formats.strictjson import parse_json_text
 from specbench.mlperf.published_energy import PowerEvent
 from specbench.power.base import Device
+from specbench.power.csvread import read_csv
 from specbench.power.metadata import check_metadata
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME
 from specbench.spec.models import PowerRequirement
 from specbench.validator.findings import Findings
 from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S, DeviceWindow
-from specbench.validator.tracefile import read_csv
 
 if TYPE_CHECKING:
     from specbench.mlperf.staging import Staging

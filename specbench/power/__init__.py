@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         PowerError,
         PowerValues,
     )
+    from specbench.power.csvread import Trace, read_trace
     from specbench.power.energy import CounterEvent, DeviceEnergy
     from specbench.power.hwmon import HwmonMeter
     from specbench.power.null import NullMeter
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from specbench.power.sampler import DEFAULT_INTERVAL_S, PowerSampler
     from specbench.power.schedule import Clock, SystemClock
     from specbench.power.select import METERS, close_meters, open_meters, probe_meters
-    from specbench.power.trace import FORMAT, FORMAT_VERSION, MIN_INTERVAL_S, Sample, Trace, read_trace
+    from specbench.power.trace import FORMAT, FORMAT_VERSION, MIN_INTERVAL_S, Sample
     from specbench.power.window import Window
 
 _WHERE = {
@@ -71,14 +72,14 @@ _WHERE = {
     "SCOPES": "specbench.power.base",
     "Sample": "specbench.power.trace",
     "SystemClock": "specbench.power.schedule",
-    "Trace": "specbench.power.trace",
+    "Trace": "specbench.power.csvread",
     "Window": "specbench.power.window",
     "close_meters": "specbench.power.select",
     "measure_command": "specbench.power.run",
     "open_meters": "specbench.power.select",
     "power_owner": "specbench.power.owner",
     "probe_meters": "specbench.power.select",
-    "read_trace": "specbench.power.trace",
+    "read_trace": "specbench.power.csvread",
 }
 """Where each name lives: a submodule is imported when one of its names is first used, so that
 importing one submodule (the validator imports specbench.power.energy) loads no meter code."""

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from specbench.power.base import Device, Meter, PowerError, PowerValues
-from specbench.power.trace import Sample, read_trace
+from specbench.power.csvread import read_trace
+from specbench.power.trace import Sample
 
 
 class ReplayMeter(Meter):

@@ -10,15 +10,29 @@ import csv
 import io
 import itertools
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specbench.power.base import Device, PowerError
-from specbench.power.metadata import CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME, PowerJson, check_metadata
+from specbench.power.base import PowerError
+from specbench.power.metadata import CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME, check_metadata
+
+__all__ = [
+    "COLUMNS",
+    "CSV_NAME",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "JSON_NAME",
+    "MARKS",
+    "MAX_INTERVAL_S",
+    "MIN_INTERVAL_S",
+    "CsvTraceWriter",
+    "Sample",
+    "write_metadata",
+    "write_samples",
+]
 
 COLUMNS = (
     "sweep",
@@ -67,40 +81,9 @@ class Sample:
             self.mark,
         ]
 
-    @classmethod
-    def from_row(cls, row: Mapping[str, str], where: str) -> Sample:
-        try:
-            mark = row["mark"]
-            if mark not in MARKS:
-                raise ValueError(f"mark {mark!r} is not one of {MARKS}")
-            return cls(
-                sweep=int(row["sweep"]),
-                t_mono_s=_finite(row["t_mono_s"]),
-                t_wall_s=_finite(row["t_wall_s"]),
-                device=row["device"],
-                power_instant_w=_optional(row["power_instant_w"]),
-                power_average_w=_optional(row["power_average_w"]),
-                energy_counter_j=_optional(row["energy_counter_j"]),
-                read_latency_s=_finite(row["read_latency_s"]),
-                mark=mark,
-            )
-        except (ValueError, KeyError, TypeError) as err:
-            raise PowerError(f"{where}: unreadable power sample: {err}") from err
-
 
 def _cell(value: float | None) -> str:
     return "" if value is None else repr(value)
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text!r} is not a finite number")
-    return value
-
-
-def _optional(text: str) -> float | None:
-    return None if text == "" else _finite(text)
 
 
 class CsvTraceWriter:
@@ -163,64 +146,3 @@ def write_samples(folder: Path, samples: Iterable[Sample], *, append: bool = Fal
     finally:
         writer.close()
     return writer.path
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A power trace read back from disk."""
-
-    metadata: dict[str, Any]
-    devices: list[Device]
-    samples: list[Sample]
-
-    def samples_of(self, device_key: str) -> list[Sample]:
-        return [s for s in self.samples if s.device == device_key]
-
-
-def read_metadata(folder: Path) -> PowerJson:
-    """power.json of a trace this machine wrote (a run folder, a replay), parsed by its one model.
-
-    A submission's power.json is read by the validator, through its confined tree, with the same model.
-    """
-    path = Path(folder) / JSON_NAME
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise PowerError(f"{path}: no power trace metadata here; expected {JSON_NAME} beside {CSV_NAME}") from None
-    try:
-        metadata = json.loads(raw)
-    except ValueError as err:
-        raise PowerError(f"{path}: not valid JSON: {err}") from err
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
-        raise PowerError(f"{path}: format is {found!r}, expected {FORMAT!r}")
-    version = metadata.get("format_version")
-    if version != FORMAT_VERSION:
-        raise PowerError(
-            f"{path}: power trace format version {version!r} not supported (this specbench reads {FORMAT_VERSION})"
-        )
-    return check_metadata(metadata, str(path))
-
-
-def read_trace(folder: str | Path) -> Trace:
-    """Read power.json and power.csv from a folder, refusing unknown format versions."""
-    folder = Path(folder)
-    model = read_metadata(folder)
-    metadata = model.model_dump(mode="json", exclude_unset=True)
-    devices = [device for device, _ in model.devices()]
-    path = folder / model.csv
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            if tuple(reader.fieldnames or ()) != COLUMNS:
-                raise PowerError(f"{path}: columns are {reader.fieldnames}, expected {list(COLUMNS)}")
-            samples = [Sample.from_row(row, f"{path}:{reader.line_num}") for row in reader]
-    except FileNotFoundError:
-        raise PowerError(f"{path}: missing; {JSON_NAME} names it as the sample file") from None
-    known = {d.key for d in devices}
-    strays = sorted({s.device for s in samples} - known)
-    if strays:
-        raise PowerError(
-            f"{path}: samples of devices {strays} that {JSON_NAME} does not list (listed: {sorted(known)})"
-        )
-    return Trace(metadata=metadata, devices=devices, samples=samples)

@@ -23,6 +23,7 @@ from specbench.physics import (
     best_known_energy,
     load_best_known,
 )
+from specbench.power.csvread import Series
 from specbench.validator.context import Context
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.findings import Findings
@@ -30,7 +31,6 @@ from specbench.validator.model import BenchmarkData, RunData
 from specbench.validator.physics import DevicePhysics
 from specbench.validator.powermeta import power_files, read_metadata, read_samples
 from specbench.validator.powerwindow import LOG_CLOCK_SLACK_S
-from specbench.validator.tracefile import Series
 
 UNCONFIRMED_CODES: frozenset[str] = frozenset({"SB-BND-005", "SB-BND-006", "SB-BND-007", "SB-BND-008"})
 """Codes meaning "beyond (or without) a best-known result: unconfirmed, not ranked until reproduced"."""

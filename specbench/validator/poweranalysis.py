@@ -13,6 +13,7 @@ from itertools import pairwise
 from typing import Any
 
 from specbench.power.base import Device
+from specbench.power.csvread import CsvTrace, Series
 from specbench.power.energy import DeviceEnergy
 from specbench.power.scopes import device_scopes
 from specbench.spec.models import PowerRequirement
@@ -23,7 +24,6 @@ from specbench.validator.findings import Findings
 from specbench.validator.model import PowerData, SeriesFacts
 from specbench.validator.powermeta import TraceMeta, power_files
 from specbench.validator.powerwindow import DeviceWindow
-from specbench.validator.tracefile import CsvTrace, Series
 from specbench.validator.values import is_number
 
 LIMIT_MARGIN = 0.10

@@ -3,8 +3,8 @@ validator read, so the board never reads power.csv a second time."""
 
 from __future__ import annotations
 
+from specbench.power.csvread import CsvTrace
 from specbench.validator.model import PowerChart
-from specbench.validator.tracefile import CsvTrace
 
 MAX_POINTS = 2000
 """Points kept per device: a chart 640 px wide shows no more; a longer series keeps every k-th reading."""

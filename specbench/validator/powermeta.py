@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specbench.power.base import Device
+from specbench.power.csvread import CSV_ROWS, CsvTrace, count_rows, read_csv
 from specbench.power.metadata import PowerJson
 from specbench.power.trace import COLUMNS, CSV_NAME, FORMAT, FORMAT_VERSION
 from specbench.validator.declared import limit_breaches, period_breaches, range_breaches
@@ -17,7 +18,6 @@ from specbench.validator.documents import Loaded, check_mapping, check_version, 
 from specbench.validator.files import Tree
 from specbench.validator.findings import Findings
 from specbench.validator.origin import TraceOrigin
-from specbench.validator.tracefile import CSV_ROWS, CsvTrace, count_rows, read_csv
 from specbench.validator.values import show
 
 

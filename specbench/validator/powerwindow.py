@@ -8,10 +8,10 @@ from itertools import compress
 from operator import add, mul, sub
 
 from specbench.power.base import Device, PowerValues
+from specbench.power.csvread import CsvTrace, Series
 from specbench.power.energy import DeviceEnergy, EnergyAccumulator
 from specbench.spec.models import PowerRequirement
 from specbench.validator.findings import Findings
-from specbench.validator.tracefile import CsvTrace, Series
 
 GAP_PERIODS = 2.0
 """Two consecutive samples may lie at most this many of the spec's longest periods apart."""

@@ -21,12 +21,12 @@ from mutate import edit_json, edit_yaml, resign
 
 from specbench.accounting.accounts import Accounts
 from specbench.physics import lookup
+from specbench.power.csvread import Series
 from specbench.power.energy import DeviceEnergy
 from specbench.validator import CODES, bounds, validate_submission
 from specbench.validator.bounds import UNCONFIRMED_CODES, energy_claim, lower_decile, readings_before
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.model import PowerData, RunData
-from specbench.validator.tracefile import Series
 
 SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
 BND = {f"SB-BND-00{n}" for n in range(1, 9)}

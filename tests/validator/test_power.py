@@ -10,11 +10,10 @@ import pytest
 from mutate import edit_json, edit_result, edit_rows, read_rows, resign, run_dir, window_rows
 
 from specbench.power.base import Device, PowerValues
+from specbench.power.csvread import read_csv, read_trace
 from specbench.power.energy import EnergyAccumulator
-from specbench.power.trace import read_trace
 from specbench.validator import validate_submission
 from specbench.validator.powerwindow import window_energy
-from specbench.validator.tracefile import read_csv
 
 
 def _devices(folder: Path) -> list[Device]:

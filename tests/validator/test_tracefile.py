@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from specbench.power import csvread as tracefile
+from specbench.power.csvread import CsvTrace, read_csv
 from specbench.power.trace import COLUMNS, MARKS
-from specbench.validator import tracefile
 from specbench.validator.powerwindow import _first_decrease, _first_not_increasing, marked_window
-from specbench.validator.tracefile import CsvTrace, read_csv
 
 HEADER = ",".join(COLUMNS)
 KNOWN = ["nvml:0", "nvml:1", "rapl:package-0"]

@@ -1,6 +1,8 @@
-"""Reading power.csv fast and strictly: every cell checked, every bad row reported with its line.
+"""The one reader of power.csv: fast and strict, every cell checked, every bad row reported with its line.
 
-The format is specbench.power.trace's (columns, marks, empty cell = not measured). A well-formed
+The validator reads a submission's trace with it (through its confined tree), and `read_trace` a trace this
+machine wrote (a replay). The format is specbench.power.trace's, which writes it (columns, marks, empty cell
+= not measured). A well-formed
 file is read column-wise (a split and one conversion per column, a piece of the file at a time);
 anything unusual is read again row by row with the csv module, so every problem gets its real line.
 """
@@ -9,15 +11,19 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import itemgetter
+from pathlib import Path
 from typing import Any, cast
 
-from specbench.power.trace import COLUMNS, MARKS
+from specbench.power.base import Device, PowerError
+from specbench.power.metadata import CSV_NAME, FORMAT, FORMAT_VERSION, JSON_NAME, PowerJson, check_metadata
+from specbench.power.trace import COLUMNS, MARKS, Sample
 
 WIDTH = len(COLUMNS)
 OPTIONAL_COLUMNS = ("power_instant_w", "power_average_w", "energy_counter_j")
@@ -322,3 +328,69 @@ def _blocks(devices: list[str], order: list[str]) -> list[int] | None:
         if devices[starts[k] : starts[k + 1]] != [device] * (starts[k + 1] - starts[k]):
             return None
     return starts
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A power trace this machine wrote (a run folder, a recording to replay), read back from disk."""
+
+    metadata: dict[str, Any]
+    devices: list[Device]
+    samples: list[Sample]
+
+    def samples_of(self, device_key: str) -> list[Sample]:
+        return [s for s in self.samples if s.device == device_key]
+
+
+def read_metadata(folder: Path) -> PowerJson:
+    """power.json of a trace this machine wrote, parsed by its one model (power/metadata.py).
+
+    A submission's power.json is read by the validator, through its confined tree, with the same model.
+    """
+    path = Path(folder) / JSON_NAME
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise PowerError(f"{path}: no power trace metadata here; expected {JSON_NAME} beside {CSV_NAME}") from None
+    try:
+        metadata = json.loads(raw)
+    except ValueError as err:
+        raise PowerError(f"{path}: not valid JSON: {err}") from err
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
+        raise PowerError(f"{path}: format is {found!r}, expected {FORMAT!r}")
+    version = metadata.get("format_version")
+    if version != FORMAT_VERSION:
+        raise PowerError(
+            f"{path}: power trace format version {version!r} not supported (this specbench reads {FORMAT_VERSION})"
+        )
+    return check_metadata(metadata, str(path))
+
+
+def read_trace(folder: str | Path) -> Trace:
+    """power.json and power.csv of a folder this machine wrote, in file order, read by the validator's own parsers
+    (one reader per format; the row-by-row one, which keeps every column), refusing unknown format versions and
+    any problem the validator would find in the samples."""
+    folder = Path(folder)
+    model = read_metadata(folder)
+    devices = [device for device, _ in model.devices()]
+    path = folder / model.csv
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PowerError(f"{path}: missing; {JSON_NAME} names it as the sample file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PowerError(f"{path}: unreadable: {err}") from err
+    header = text.partition("\n")[0]
+    if header.removesuffix("\r").split(",") != list(COLUMNS):
+        raise PowerError(f"{path}: columns are {header.split(',')}, expected {list(COLUMNS)}")
+    columns, _, problems = _slow_columns(text, {d.key for d in devices})
+    if problems:
+        line, problem = problems[0]
+        raise PowerError(f"{path}:{line}: unreadable power sample: {problem}")
+    samples = [Sample(*values) for values in zip(*(columns[name] for name in COLUMNS), strict=True)]
+    return Trace(
+        metadata=model.model_dump(mode="json", exclude_unset=True),
+        devices=devices,
+        samples=samples,
+    )
