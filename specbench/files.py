@@ -1,4 +1,4 @@
-"""Crash-safe files: atomic writes (temporary file, then rename) and the sha256 manifest."""
+"""Crash-safe files: atomic writes (temporary file, then rename), and manifest.json (its model, its writers)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,39 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 MANIFEST = "manifest.json"
-MANIFEST_FORMAT_VERSION = 1
+MANIFEST_FORMAT_VERSION: Literal[1] = 1
 SIGNATURE_FILE = MANIFEST + ".sig"
 """`specbench sign` writes it next to the manifest; the manifest never lists it."""
+
+
+class ManifestEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    bytes: int = Field(ge=0)
+
+
+class Manifest(BaseModel):
+    """`manifest.json`, the one definition: sha256 and size of every other file under ORG/SYSTEM. The writers
+    build it (`manifest_data`); the validator reads it with it (validator/integrity.py)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    format_version: Literal[1]
+    algorithm: Literal["sha256"]
+    files: dict[str, ManifestEntry]
+
+
+def manifest_data(files: dict[str, tuple[str, int]]) -> dict[str, Any]:
+    """manifest.json's content for (sha256, size) by relative path, in path order, checked by its model."""
+    entries = {rel: ManifestEntry(sha256=sha, bytes=size) for rel, (sha, size) in sorted(files.items())}
+    manifest = Manifest(format_version=MANIFEST_FORMAT_VERSION, algorithm="sha256", files=entries)
+    return manifest.model_dump()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -67,14 +94,14 @@ def sha256_file(path: Path) -> str:
 
 def write_manifest(root: Path) -> Path:
     """Hash every regular file under `root` (but the manifest and temporary files) into manifest.json."""
-    files: dict[str, dict[str, Any]] = {}
+    files: dict[str, tuple[str, int]] = {}
     for path in sorted(root.rglob("*")):
         if not path.is_file() or path.is_symlink() or path.name == MANIFEST or path.name.endswith(".tmp"):
             continue
         if path.parent == root and path.name == SIGNATURE_FILE:
             continue
         rel = path.relative_to(root).as_posix()
-        files[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+        files[rel] = (sha256_file(path), path.stat().st_size)
     target = root / MANIFEST
-    atomic_write_json(target, {"format_version": MANIFEST_FORMAT_VERSION, "algorithm": "sha256", "files": files})
+    atomic_write_json(target, manifest_data(files))
     return target

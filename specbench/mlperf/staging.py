@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION
+from specbench.files import MANIFEST, manifest_data
 
 
 class Staging:
@@ -28,7 +28,7 @@ class Staging:
 
     def __init__(self, root: Path, *, background: bool = False) -> None:
         self.root = root
-        self.files: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, tuple[str, int]] = {}
         self._dirs: set[Path] = set()
         self._queue: queue.SimpleQueue[tuple[Path, bytes] | None] | None = None
         self._thread: threading.Thread | None = None
@@ -42,7 +42,7 @@ class Staging:
         """Create `rel` holding `data`; `sha256`, where given, is the hex digest of these very bytes, computed before."""
         if rel in self.files:
             raise FileExistsError(f"{self.root / rel}: written twice")
-        self.files[rel] = {"sha256": sha256 or hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        self.files[rel] = (sha256 or hashlib.sha256(data).hexdigest(), len(data))
         if self._queue is None:
             self._create(self.root / rel, data)
         else:
@@ -88,8 +88,7 @@ class Staging:
 
     def manifest(self) -> None:
         """manifest.json: the sha256 and size of every file written, by path."""
-        files = {rel: self.files[rel] for rel in sorted(self.files)}
-        self.json(MANIFEST, {"format_version": MANIFEST_FORMAT_VERSION, "algorithm": "sha256", "files": files})
+        self.json(MANIFEST, manifest_data(self.files))
 
     def _mkdir(self, folder: Path) -> None:
         """Create a folder once (files and folders get the usual modes, 0644 and 0755 under the process's umask)."""

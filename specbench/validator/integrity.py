@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
-from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION, SIGNATURE_FILE
+from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION, SIGNATURE_FILE, Manifest, ManifestEntry
 from specbench.spec.loader import LoadedSpec
-from specbench.spec.models import Strict
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.context import Context
 from specbench.validator.documents import Loaded, check_mapping, check_version, load_json, to_model
 from specbench.validator.files import CHUNK_BYTES
-
-
-class ManifestEntry(Strict):
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    bytes: int = Field(ge=0)
-
-
-class Manifest(Strict):
-    """`manifest.json`: sha256 and size of every other file under ORG/SYSTEM."""
-
-    format_version: Literal[1]
-    algorithm: Literal["sha256"]
-    files: dict[str, ManifestEntry]
 
 
 def unsafe_path_reason(path: str) -> str | None:
