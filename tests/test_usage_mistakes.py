@@ -13,6 +13,7 @@ from specbench.cli import main
 from specbench.errors import EXIT_UNUSABLE, InputError, UsageError
 from specbench.run.config import Option, build_configs
 from specbench.spec import builtin, load_spec, resolve
+from specbench.spec.params import EXECUTOR_PARAMS
 from specbench.spec.reference import RULE_MODELS, render
 from specbench.spec.resolve import check_profile
 from specbench.spec.rules import RULE_KINDS, Rule
@@ -168,6 +169,85 @@ def test_a_profile_may_add_a_hyperparameter_unlike_any_known_one(
     monkeypatch.chdir(tmp_path)
     loaded = load_spec(write_spec(tmp_path, "{hyperparameters: {dropout: 0.1}}"))
     assert resolve(loaded, "smoke").spec.hyperparameters["dropout"] == 0.1
+
+
+# --- names the spec's executor does not read, refused when the spec loads ---------------------------------------
+
+RESNET50 = Path(__file__).parents[1] / "specs" / "resnet50.yaml"
+RESNET50_KNOWN = ", ".join(EXECUTOR_PARAMS.get("resnet50").known())
+
+
+def write_resnet50(folder: Path, old: str, new: str) -> str:
+    """specs/resnet50.yaml with `old` replaced by `new` (once), as my.yaml in `folder` (the cwd)."""
+    text = RESNET50.read_text().replace("../rules/hpcai500.yaml", "hpcai500")
+    assert text.count(old) == 1
+    (folder / "my.yaml").write_text(text.replace(old, new))
+    return "my.yaml"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "  optimizer: sgd\n  momentum",
+            "  optimizer: sgd\n  optimiser: sgd\n  momentum",
+            "error: my.yaml:57:14: hyperparameters.optimiser: unknown hyperparameter 'optimiser' (did you mean "
+            f"'optimizer'?): the resnet50 executor does not read it; known: {RESNET50_KNOWN}",
+        ),
+        (
+            "    warmup_epochs: {kind: range",
+            "    warmup_epoch: {kind: range",
+            "error: my.yaml:82:19: rules.workload.warmup_epoch: unknown hyperparameter 'warmup_epoch' (did you mean "
+            f"'warmup_epochs'?): the resnet50 executor does not read it; known: {RESNET50_KNOWN}",
+        ),
+        (
+            "        warmup_epochs: 0\n",
+            "        warmup_epochs: 0\n        dropout: 0.1\n",
+            "error: my.yaml:134:18: profiles.smoke.overrides.hyperparameters.dropout: unknown hyperparameter 'dropout': "
+            f"the resnet50 executor does not read it; known: {RESNET50_KNOWN}",
+        ),
+        (
+            "  executor: resnet50",
+            "  executor: resnet5",
+            "error: my.yaml:32:13: workload.executor: unknown executor 'resnet5' (did you mean 'resnet50'?); known: "
+            "extreme-weather, llm-gpt, mlperf-resnet50, resnet50",
+        ),
+    ],
+)
+def test_a_name_the_executor_does_not_read_is_refused_by_show_and_execute(
+    old: str,
+    new: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = write_resnet50(tmp_path, old, new)
+    assert one_error(["show", spec], capsys) == message
+    assert one_error(["execute", spec, "--profile", "smoke", "--out", "acme/box"], capsys) == message
+    assert not (tmp_path / "acme").exists()
+
+
+def test_a_sweep_axis_the_executor_does_not_read_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = (RESNET50.parent / "caraml-resnet50.yaml").read_text().replace("../rules/hpcai500.yaml", "hpcai500")
+    (tmp_path / "my.yaml").write_text(text.replace("    precision: [bf16", "    precison: [bf16"))
+    with pytest.raises(InputError) as caught:
+        load_spec("my.yaml")
+    (problem,) = caught.value.problems
+    assert problem.location.json_path == "throughput.sweep.precison"
+    assert problem.message.startswith(
+        "unknown sweep parameter 'precison' (did you mean 'precision'?): the resnet50 executor does not read it"
+    )
+
+
+def test_a_spec_without_an_executor_names_what_mlperf_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = (RESNET50.parent / "mlperf-bert.yaml").read_text().replace("../rules/hpcai500.yaml", "hpcai500")
+    (tmp_path / "my.yaml").write_text(text.replace("hyperparameters: {}", "hyperparameters: {opt_lamb_beta_1: 0.9}"))
+    spec = load_spec("my.yaml").spec
+    assert spec.workload.executor is None and spec.hyperparameters == {"opt_lamb_beta_1": 0.9}
 
 
 # --- --set values typed against the spec's parameters ------------------------------------------------------------

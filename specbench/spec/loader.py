@@ -18,6 +18,7 @@ from specbench.registry import did_you_mean
 from specbench.spec import builtin
 from specbench.spec.models import RULESET_FORMAT_VERSION, SPEC_FORMAT_VERSION, RuleSet, Spec
 from specbench.spec.numbers import first_bad_number
+from specbench.spec.params import EXECUTOR_PARAMS
 from specbench.spec.parsed import is_builtin, load_builtin_yaml
 from specbench.spec.rules import RULE_KINDS
 from specbench.spec.yamlio import Document, JsonPath, Position, format_path, load_yaml
@@ -51,6 +52,7 @@ def _validated(spec_path: Path, doc: Document) -> LoadedSpec:
     _check_format(doc, SPEC_FORMAT_VERSION, "spec")
     spec = validate_model(Spec, doc)
     _check_profiles(spec, doc)
+    _check_executor_params(spec, doc)
     loaded = LoadedSpec(spec, doc, spec_path)
     for profile in spec.profiles:
         apply_profile(loaded, profile)
@@ -334,6 +336,48 @@ def _check_profiles(spec: Spec, doc: Document) -> None:
                     "fix the name, or state a new one under hyperparameters first"
                 )
                 problems.append(_problem(doc, (*where, "hyperparameters", key), message))
+    if problems:
+        raise InputError(problems)
+
+
+def _named_params(spec: Spec) -> list[JsonPath]:
+    """Where the spec names a parameter of its executor: its hyperparameters and sweep (and each profile's), its
+    workload rules and the hyperparameters their `when` names."""
+    paths: list[JsonPath] = [("hyperparameters", key) for key in spec.hyperparameters]
+    paths += [("throughput", "sweep", key) for key in (spec.throughput.sweep if spec.throughput else {})]
+    for name, profile in spec.profiles.items():
+        where = ("profiles", name, "overrides")
+        hyperparameters = profile.overrides.get("hyperparameters")
+        paths += [(*where, "hyperparameters", key) for key in _keys(hyperparameters)]
+        throughput = profile.overrides.get("throughput")
+        paths += [(*where, "throughput", "sweep", key) for key in _keys(_keys(throughput).get("sweep"))]
+    for param, rule in spec.rules.get("workload", {}).items():
+        paths.append(("rules", "workload", param))
+        paths += [("rules", "workload", param, "when", key) for key in getattr(rule, "when", None) or {}]
+    return paths
+
+
+def _keys(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _check_executor_params(spec: Spec, doc: Document) -> None:
+    """Every parameter the spec names is one its executor reads (a typo is refused with 'did you mean'); a spec
+    without an executor (an imported MLPerf benchmark) names what MLPerf logs."""
+    executor = spec.workload.executor
+    if executor is None:
+        return
+    if executor not in EXECUTOR_PARAMS:
+        known = EXECUTOR_PARAMS.names()
+        message = f"unknown executor {executor!r}{did_you_mean(executor, known)}; known: {', '.join(known)}"
+        raise InputError([_problem(doc, ("workload", "executor"), message)])
+    declared = EXECUTOR_PARAMS.get(executor)
+    problems = []
+    for path in _named_params(spec):
+        name = str(path[-1])
+        if not declared.knows(name):
+            what = "sweep parameter" if "sweep" in path else "hyperparameter"
+            problems.append(_problem(doc, path, declared.unknown(name, what)))
     if problems:
         raise InputError(problems)
 

@@ -112,6 +112,13 @@ CODES: dict[str, Code] = _codes(
         "log every declared hyperparameter once, with the declared value",
     ),
     ("SB-EQV-005", "error", "level or profile not allowed", "choose a level and profile the spec lists"),
+    (
+        "SB-EQV-006",
+        "error",
+        "parameter the spec's executor does not read",
+        "fix the name (the message suggests the closest one the executor reads) and run again: the runs went without "
+        "the value, so the results do not show it",
+    ),
     # log
     (
         "SB-LOG-001",

@@ -271,6 +271,31 @@ def _unlist(root: Path) -> None:
     edit_json(root / "manifest.json", lambda d: d["files"].pop(f"{BENCH}/run_1/state.json"))
 
 
+def _typo_beside(key: str, typo: str) -> Callable[[Path], None]:
+    """A misspelt copy of a hyperparameter declared, logged and recorded beside it, as a spec with the typo runs."""
+
+    def mutate(root: Path) -> None:
+        value: Any = None
+
+        def declare(data: dict[str, Any]) -> None:
+            nonlocal value
+            value = data["hyperparameters"][key]
+            data["hyperparameters"][typo] = value
+
+        edit_yaml(root / BENCH / "submission.yaml", declare)
+        edit_log(root, lambda ev: ev.insert(index(ev, key) + 1, {**ev[index(ev, key)], "key": typo}))
+        edit_result(root, lambda d: d["hyperparameters"].__setitem__(typo, value))
+
+    return mutate
+
+
+def _meta_layer(layer: str, key: str, value: Any) -> Callable[[Path], None]:
+    return lambda root: edit_yaml(
+        root / BENCH / "submission.yaml",
+        lambda d: d.setdefault("layers", {}).setdefault(layer, {}).__setitem__(key, value),
+    )
+
+
 def _meta(key: str, value: Any) -> Callable[[Path], None]:
     return lambda root: edit_yaml(root / BENCH / "submission.yaml", lambda d: d.__setitem__(key, value))
 
@@ -387,6 +412,12 @@ CASES = [
     Case("EQV-004 logged value", _log_value("momentum", 0.9), {"SB-EQV-004"}),
     Case("EQV-004 not logged", _drop_events("momentum"), {"SB-EQV-004"}),
     Case("EQV-005 profile", _profile, {"SB-EQV-005"}),
+    Case("EQV-006 typo beside its hyperparameter", _typo_beside("momentum", "momentun"), {"SB-EQV-006"}),
+    Case(
+        "EQV-006 setting",
+        _meta_layer("framework", "compile_mod", "none"),
+        {"SB-EQV-006"},
+    ),
     # log
     Case(
         "LOG-001 broken line",
