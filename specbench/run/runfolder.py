@@ -22,11 +22,13 @@ from typing import Any, Literal
 
 from specbench.errors import UsageError
 from specbench.files import atomic_write_json, atomic_write_yaml
+from specbench.formats.layout import RESULT_FILE, STATE_FILE
+from specbench.formats.runstate import check_state
 from specbench.host import host
 
 NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-STATE = "state.json"
-RESULT = "result.json"
+STATE = STATE_FILE
+RESULT = RESULT_FILE
 KILLED = "killed: its process ended without writing a result (SIGKILL, the out-of-memory killer or a lost node)"
 SIGNALLED = ("interrupted by ", "killed: ")
 """How the reason of a run stopped by a signal begins (RunInterrupted, KILLED)."""
@@ -297,16 +299,20 @@ class RunFolder:
             **{k: v for k, v in facts.items() if v is not None},
         }
 
+    def _write(self) -> None:
+        check_state(self.state, str(self.path / STATE))
+        atomic_write_json(self.path / STATE, self.state)
+
     def open(self) -> None:
         if self.writer:
             self.path.mkdir(parents=True, exist_ok=False)
-            atomic_write_json(self.path / STATE, self.state)
+            self._write()
 
     def checkpoint(self, **progress: Any) -> None:
         """Record what the run has done so far (its phase, run_start, the quality curve) in state.json."""
         self.state.update(progress)
         if self.writer:
-            atomic_write_json(self.path / STATE, self.state)
+            self._write()
 
     def close(self, status: Literal["done", "incomplete"], reason: str | None, interrupted_by: str | None) -> None:
         """The run's last state: done, or incomplete with its reason (and the signal, when one stopped it)."""
@@ -314,4 +320,4 @@ class RunFolder:
         if interrupted_by is not None:
             self.state["interrupted_by"] = interrupted_by
         if self.writer:
-            atomic_write_json(self.path / STATE, self.state)
+            self._write()

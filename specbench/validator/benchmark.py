@@ -21,13 +21,11 @@ keeps a digest of each log as `run.log_fingerprint`, so that the parsed log may 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
-
-from pydantic import ConfigDict, Field
+from typing import Any
 
 from specbench.formats.layout import RUN_FOLDER, RUN_OPTIONAL, RUN_REQUIRED
 from specbench.formats.mllog import parse_log
-from specbench.spec.models import Strict
+from specbench.formats.runstate import RunState
 from specbench.spec.resolve import resolve_once
 from specbench.spec.result import RESULT_FORMAT_VERSION, RunResult
 from specbench.spec.system import SUBMISSION_FORMAT_VERSION, SubmissionMeta, SystemDescription
@@ -44,7 +42,6 @@ from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mlperf import dialect_for, is_weak_scaling
 from specbench.validator.model import BenchmarkData, LogReading, RunData, RunVerdict
-from specbench.validator.params import check_params
 from specbench.validator.physics import DevicePhysics, check_trace_devices, is_ranked
 from specbench.validator.physics import check_run as check_physics
 from specbench.validator.powercheck import PowerTask, power_task
@@ -55,20 +52,6 @@ from specbench.validator.values import same
 from specbench.validator.variant import check_variant
 
 """The power trace is absent when no meter was available; error.txt holds the failure of a run that crashed."""
-
-
-class RunState(Strict):
-    """`state.json`; `format_version` may be left out, and fields beyond these are ignored.
-
-    'incomplete' is what a run stopped by a signal writes; 'running' stays when the process was killed outright.
-    `specbench execute` into the folder replaces either (docs/execute.md, interrupted and killed runs).
-    """
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-    format_version: Literal[1] | None = None
-    status: Literal["running", "done", "incomplete"]
-    pid: int | None = Field(default=None)
-    started_at: str | None = None
 
 
 def load_model(
@@ -154,7 +137,6 @@ def finish_benchmark(
     if bench.meta is not None and meta_file is not None and bench.spec is not None:
         inputs = _inputs(ctx, bench, meta_file, system, system_file)
         check_layers(ctx.findings, inputs, bench.spec)
-        check_params(ctx.findings, bench.meta, meta_file, bench.spec, imported=ctx.imported is not None)
         check_reference(ctx.findings, inputs, bench.spec)
         check_problem(ctx.findings, inputs, bench.spec)
         check_variant(ctx.findings, bench.meta, meta_file, bench.spec, bench.runs)
