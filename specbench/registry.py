@@ -11,10 +11,16 @@ from specbench.errors import UsageError
 T = TypeVar("T")
 
 
+def closest(name: str, choices: Sequence[str]) -> str | None:
+    """The choice closest to `name` when one is close enough to be what was meant, else None."""
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def did_you_mean(name: str, choices: Sequence[str]) -> str:
     """A ' (did you mean X?)' suffix when a close match exists, else ''."""
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = closest(name, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 class Registry(Generic[T]):

@@ -242,7 +242,8 @@ def test_a_run_of_a_live_process_or_of_another_host_is_never_removed(tmp_path: P
         ),
         (
             ["resnet50", "--profile", "smoke", "--set", "train_samples=10"],
-            "error: --set train_samples: layer 9 (problem: dataset, target quality, budget) never varies",
+            "error: --set train_samples: the dataset's train_samples is layer 9 (the problem: dataset, target quality, "
+            "epoch budget), fixed by the spec (workload.dataset.train_samples: 512 at profile smoke) and never set",
         ),
         (
             ["resnet50", "--profile", "smoke", "--set", "momentun=0.9"],

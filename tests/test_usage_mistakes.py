@@ -322,6 +322,73 @@ def test_execute_names_the_type_in_one_line(tmp_path: Path, capsys: pytest.Captu
     assert not out.exists()
 
 
+# --- --set of layer 9 (the problem), under any of its usual names ------------------------------------------------
+
+LAYER_9 = "is layer 9 (the problem: dataset, target quality, epoch budget), fixed by the spec"
+
+
+@pytest.mark.parametrize(
+    ("profile", "item", "message"),
+    [
+        (
+            "smoke",
+            "epochs=1",
+            f"--set epochs: the epoch budget {LAYER_9} (budget.epochs: 2 at profile smoke) and never set",
+        ),
+        (
+            "official",
+            "epochs=1",
+            f"--set epochs: the epoch budget {LAYER_9} (budget.epochs: 90 at profile official) and never set; a "
+            "shorter run is the smoke profile (--profile smoke), never ranked",
+        ),
+        (
+            "smoke",
+            "epoch=1",
+            f"--set epoch: the epoch budget {LAYER_9} (budget.epochs: 2 at profile smoke) and never set",
+        ),
+        (
+            "smoke",
+            "epoch_budget=1",
+            f"--set epoch_budget: the epoch budget {LAYER_9} (budget.epochs: 2 at profile smoke) and never set",
+        ),
+        (
+            "smoke",
+            "max_steps=10",
+            f"--set max_steps: the step budget {LAYER_9} (which states none) and never set",
+        ),
+        (
+            "smoke",
+            "target=0.5",
+            f"--set target: the target quality {LAYER_9} (quality.target: 0.8 at profile smoke) and never set",
+        ),
+        (
+            "official",
+            "dataset=cifar10",
+            f"--set dataset: the dataset {LAYER_9} (workload.dataset.name: 'imagenet-1k' at profile official) and "
+            "never set",
+        ),
+        (
+            "smoke",
+            "train_samples=10",
+            f"--set train_samples: the dataset's train_samples {LAYER_9} (workload.dataset.train_samples: 512 at "
+            "profile smoke) and never set",
+        ),
+        (
+            "smoke",
+            "warmup_epoch=1",
+            "--set warmup_epoch: unknown parameter (did you mean 'warmup_epochs'?); known: base_learning_rate, "
+            "global_batch_size, label_smoothing, lr_schedule, model, momentum, nesterov, num_workers, optimizer, "
+            "warmup, warmup_epochs, weight_decay, weight_decay_on_bn",
+        ),
+    ],
+)
+def test_a_set_of_the_problem_says_it_is_layer_9_and_never_set(profile: str, item: str, message: str) -> None:
+    resolved = resolve(load_spec("resnet50"), profile)
+    with pytest.raises(UsageError) as caught:
+        build_configs(resolved, WORKERS, [item], "cpu")
+    assert str(caught.value) == message
+
+
 # --- roofline --device cuda without a GPU ------------------------------------------------------------------------
 
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specbench.errors import UsageError
-from specbench.registry import did_you_mean
+from specbench.registry import closest, did_you_mean
 from specbench.spec.models import LAYER_NAMES, LayerName
-from specbench.spec.resolve import ResolvedSpec, check_profile, first_breach, problem_params
+from specbench.spec.resolve import PROBLEM_NAMES, ResolvedSpec, check_profile, first_breach, problem_setting
 from specbench.spec.rules import applies
 
 Value = bool | int | float | str
@@ -172,7 +172,7 @@ def build_configs(
     reference = {**defaults, **spec.hyperparameters}
     parsed: dict[str, list[Value]] = {}
     for key, texts in parse_sets(sets).items():
-        _check_key(key, problem_params(spec), hyper_keys, options)
+        _check_key(key, resolved, hyper_keys, options)
         wanted = param_type(key, reference, spec.rules.get("workload", {}).get(key), options.get(key), device)
         parsed[key] = [typed_value(key, text, wanted) for text in texts]
         if key in options:
@@ -200,12 +200,17 @@ def build_configs(
     return configs
 
 
-def _check_key(key: str, problem: dict[str, Any], hyper_keys: set[str], options: dict[str, Option]) -> None:
-    """A `--set` key names a parameter of layers 1 to 8 that this executor knows."""
-    if key in problem:
-        raise UsageError(f"--set {key}: layer 9 (problem: dataset, target quality, budget) never varies")
-    if key not in hyper_keys and key not in options:
-        known = sorted(hyper_keys | set(options))
+def _check_key(key: str, resolved: ResolvedSpec, hyper_keys: set[str], options: dict[str, Option]) -> None:
+    """A `--set` key names a parameter of layers 1 to 8 that this executor knows; a parameter of layer 9 (the
+    problem), under any of its usual names or one close to them, is never set."""
+    known = sorted(hyper_keys | set(options))
+    meant = key if key in PROBLEM_NAMES else closest(key, [*known, *PROBLEM_NAMES])
+    if key not in known and meant in PROBLEM_NAMES:
+        fix = ""
+        if PROBLEM_NAMES[meant][1].startswith("budget.") and resolved.profile != "smoke":
+            fix = "; a shorter run is the smoke profile (--profile smoke), never ranked"
+        raise UsageError(f"--set {key}: {problem_setting(meant, resolved)}{fix}")
+    if key not in known:
         raise UsageError(f"--set {key}: unknown parameter{did_you_mean(key, known)}; known: {', '.join(known)}")
 
 

@@ -79,6 +79,38 @@ def problem_params(spec: Spec) -> dict[str, Any]:
     return params
 
 
+PROBLEM = "layer 9 (the problem: dataset, target quality, epoch budget)"
+PROBLEM_NAMES: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(("dataset", "dataset_name", "data_set"), ("the dataset", "workload.dataset.name")),
+    **{name: (f"the dataset's {name}", f"workload.dataset.{name}") for name in ("train_samples", "eval_samples")},
+    "num_classes": ("the dataset's num_classes", "workload.dataset.num_classes"),
+    **dict.fromkeys(
+        ("target", "quality_target", "target_quality", "quality"), ("the target quality", "quality.target")
+    ),
+    **dict.fromkeys(("metric", "quality_metric"), ("the quality metric", "quality.metric")),
+    **dict.fromkeys(
+        ("epochs", "epoch_budget", "budget", "num_epochs", "max_epochs", "train_epochs"),
+        ("the epoch budget", "budget.epochs"),
+    ),
+    **dict.fromkeys(
+        ("steps", "step_budget", "max_steps", "num_steps", "train_steps"), ("the step budget", "budget.steps")
+    ),
+}
+"""Names a user may give a parameter of layer 9 (`problem_params`' and their usual spellings): what each is, and
+where the spec states it."""
+
+
+def problem_setting(name: str, resolved: ResolvedSpec) -> str:
+    """Why `name` (one of PROBLEM_NAMES) is never set: what it is, that it is layer 9, and the spec's value."""
+    what, path = PROBLEM_NAMES[name]
+    value: Any = resolved.spec
+    for part in path.split("."):
+        value = getattr(value, part, None)
+    shown = f"{value:g}" if isinstance(value, float) else repr(value)
+    stated = "which states none" if value is None else f"{path}: {shown} at profile {resolved.profile}"
+    return f"{what} is {PROBLEM}, fixed by the spec ({stated}) and never set"
+
+
 def effective_rules(spec: Spec, level: Level) -> dict[LayerName, dict[str, BaseModel]]:
     """Rules that bind at `level`; a rule of a layer that varies there becomes `reported`."""
     out: dict[LayerName, dict[str, BaseModel]] = {}
