@@ -163,3 +163,22 @@ def test_host_facts_are_read_once_and_name_the_default_folder() -> None:
     odd = Host("a b/c", "Linux", "6", None, "", 1, None, "3.11")
     assert odd.safe_name == "a-b-c" and odd.cpu_name is None
     assert Host("", "Linux", "6", "", "x86_64", 1, None, "3.11").safe_name == "localhost"
+
+
+def test_specs_says_which_specs_run_here_and_how(capsys) -> None:
+    """The `runs` column: the executor (and smoke profile) of each spec specbench runs, `import` for the others."""
+    assert main(["specs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-3] == ""
+    header, rows = lines[0].split(), {line.split()[0]: line for line in lines[2:-3]}
+    assert header[:7] == ["id", "version", "kind", "metric", "target", "runs", "title"]
+    runs = {spec: next(word for word in ("import", "+ smoke") if word in line) for spec, line in rows.items()}
+    runnable = {"caraml-resnet50", "extreme-weather", "llm-gpt", "mlperf-resnet50", "resnet50"}
+    assert {spec for spec, word in runs.items() if word == "+ smoke"} == runnable
+    assert " mlperf-resnet50 + smoke " in rows["mlperf-resnet50"] and " import " in rows["mlperf-bert"]
+    assert lines[-2:] == [
+        "5 of 22 specs run here (runs: the executor), 5 of them with a smoke profile (the same code at a small scale, "
+        "on a CPU, never ranked): specbench execute SPEC --profile smoke (docs/execute.md).",
+        "The other 17 are MLPerf benchmarks whose published results are imported (runs: import): specbench import "
+        "mlperf RESULTS_ROOT --out DIR.",
+    ]
