@@ -1,6 +1,7 @@
 """The roofline plot (PNG and SVG): a compute ceiling per precision, the bandwidth slope, the workloads' points.
 
-matplotlib is imported here only, with the Agg backend through a bare Figure (no pyplot state).
+matplotlib is imported here only, with the Agg backend through a bare Figure (no pyplot state). The legend sits
+below the axes, so it never hides a point or a ceiling.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def render(roofline: Roofline) -> Any:
     if hidden:
         notes.append(f"{hidden} run(s) from other devices are in roofline.json, not drawn.")
     ax.text(0.01, 0.99, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=8, bbox={"facecolor": "white"})
-    ax.legend(loc="lower right", fontsize=8)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=8)
     return fig
 
 

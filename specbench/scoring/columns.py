@@ -3,7 +3,9 @@
 Time-to-quality tables show the quality, its penalty and Valid FLOPS; throughput tables show rates per
 sample and device, and the quality only where the spec evaluates one (llm-gpt's smoke loss). A group's
 scales (the SI prefix of each quantity) are chosen once from every entry and run of the group, so the
-index and the entries' pages print each quantity in the same unit.
+index and the entries' pages print each quantity in the same unit. Titles and headers say in words what
+the spec names by id (`time_to_quality`: time to quality; `top1_accuracy`: top-1 accuracy); JSON and CSV keep
+the ids.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from specbench.scoring.leaderboard import Entry, Group
+from specbench.scoring.leaderboard import Entry, Group, GroupKey
 from specbench.scoring.units import Scale, Scaling, scale_for
 from specbench.spec.models import Spec
 
@@ -52,6 +54,25 @@ class Quantity:
         return "not measured" if self.key in POWER_KEYS else "n/a"
 
 
+KIND_WORDS = {"time_to_quality": "time to quality", "throughput": "throughput"}
+METRIC_WORDS = {
+    "top1_accuracy": "top-1 accuracy", "top5_accuracy": "top-5 accuracy", "mean_iou": "mean IoU",
+    "mean_dice": "mean Dice", "auc": "AUC", "map": "mAP", "fid": "FID", "mae": "MAE", "force_mae": "force MAE",
+    "lddt_ca": "lDDT-Cα", "mlm_accuracy": "MLM accuracy",
+}  # fmt: skip
+"""What a title or header calls a spec kind or quality metric; other ids read with spaces for underscores."""
+
+
+def words(name: str) -> str:
+    """A kind or metric id in words (`top1_accuracy`: top-1 accuracy, `eval_loss`: eval loss)."""
+    return KIND_WORDS.get(name) or METRIC_WORDS.get(name) or name.replace("_", " ")
+
+
+def heading(key: GroupKey) -> str:
+    """A group's title as a reader sees it: its kind in words (`GroupKey.title` keeps the id for JSON and CSV)."""
+    return replace(key, kind=words(key.kind)).title()
+
+
 def spec_of(group: Group) -> Spec | None:
     for entry in group.entries:
         if entry.bench is not None and entry.bench.spec is not None:
@@ -65,7 +86,7 @@ def _quality(spec: Spec | None, terminal: bool = True) -> list[Quantity]:
     q = spec.quality
     unit = "" if q.unit == "fraction" else q.unit
     target = f"target {'≥' if q.direction == 'higher' else '≤'} {q.target:g}"
-    return [Quantity("achieved", q.metric, unit, "plain", note=target, terminal=terminal)]
+    return [Quantity("achieved", words(q.metric), unit, "plain", note=target, terminal=terminal)]
 
 
 def _unit(spec: Spec | None) -> str:
@@ -83,12 +104,12 @@ def index_quantities(group: Group) -> list[Quantity]:
     if group.key.kind == "throughput":
         unit = _unit(spec)
         return [
-            Quantity("samples_per_s", "throughput", f"{unit}/s", short="rate"),
-            Quantity("tflops_per_device", "per device", "FLOP/s", factor=1e12, short="/device"),
+            Quantity("samples_per_s", "throughput", f"{unit}/s", "count", short="rate"),
+            Quantity("tflops_per_device", "per device", "FLOP/s", "count", factor=1e12, short="/device"),
             Quantity("mfu", "MFU", scaling="percent"),
             Quantity("energy_per_sample_j", "energy", f"J/{unit}"),
             Quantity("mean_power_w", "mean power", "W", short="power"),
-            Quantity("valid_flops_per_w", "FLOPS/W", "FLOP/s/W"),
+            Quantity("valid_flops_per_w", "FLOPS/W", "FLOP/s/W", "count"),
             *_quality(spec),
         ]
     time_label = "time" if trains_whole_budget(group) else "time to quality"
@@ -96,8 +117,8 @@ def index_quantities(group: Group) -> list[Quantity]:
         Quantity("time_s", time_label, scaling="time", short="time"),
         *_quality(spec),
         Quantity("penalty_factor", "penalty factor", scaling="plain", short="penalty"),
-        Quantity("valid_flops_per_s", "Valid FLOPS", "FLOP/s"),
-        Quantity("valid_flops_per_w", "Valid FLOPS/W", "FLOP/s/W", short="Valid/W"),
+        Quantity("valid_flops_per_s", "Valid FLOPS", "FLOP/s", "count"),
+        Quantity("valid_flops_per_w", "Valid FLOPS/W", "FLOP/s/W", "count", short="Valid/W"),
         Quantity("energy_j", "energy to solution", "J", short="energy"),
         Quantity("mean_power_w", "mean power", "W", terminal=False),
     ]
@@ -110,13 +131,13 @@ def run_quantities(group: Group) -> list[Quantity]:
         unit = _unit(spec)
         return [
             Quantity("time_s", "timed window", scaling="time"),
-            Quantity("samples_per_s", "throughput", f"{unit}/s"),
-            Quantity("tflops_per_device", "per device", "FLOP/s", factor=1e12),
+            Quantity("samples_per_s", "throughput", f"{unit}/s", "count"),
+            Quantity("tflops_per_device", "per device", "FLOP/s", "count", factor=1e12),
             Quantity("mfu", "MFU", scaling="percent"),
             Quantity("energy_j", "energy", "J"),
             Quantity("energy_per_sample_j", "energy", f"J/{unit}"),
             Quantity("mean_power_w", "mean power", "W"),
-            Quantity("valid_flops_per_w", "FLOPS/W", "FLOP/s/W"),
+            Quantity("valid_flops_per_w", "FLOPS/W", "FLOP/s/W", "count"),
             *_quality(spec),
         ]
     time_label = "time" if trains_whole_budget(group) else "time to quality"
@@ -124,24 +145,24 @@ def run_quantities(group: Group) -> list[Quantity]:
         Quantity("time_s", time_label, scaling="time"),
         *_quality(spec),
         Quantity("penalty_factor", "penalty factor", scaling="plain"),
-        Quantity("flops_per_s", "FLOPS", "FLOP/s"),
-        Quantity("valid_flops_per_s", "Valid FLOPS", "FLOP/s"),
+        Quantity("flops_per_s", "FLOPS", "FLOP/s", "count"),
+        Quantity("valid_flops_per_s", "Valid FLOPS", "FLOP/s", "count"),
         Quantity("energy_j", "energy to solution", "J"),
         Quantity("mean_power_w", "mean power", "W"),
-        Quantity("valid_flops_per_w", "Valid FLOPS/W", "FLOP/s/W"),
+        Quantity("valid_flops_per_w", "Valid FLOPS/W", "FLOP/s/W", "count"),
     ]
 
 
 def aggregate_quantities(group: Group, mlperf_scaled: bool = False) -> list[Quantity]:
     """The rows of an entry's aggregate table: its runs' numbers, the FLOPs counted, and what applies beside."""
     rows = run_quantities(group)
-    extra = [Quantity("model_flops", "FLOPs counted", "FLOP")]
+    extra = [Quantity("model_flops", "FLOPs counted", "FLOP", "count")]
     if group.key.kind != "throughput":
         extra.insert(0, Quantity("quality_ratio", "quality ratio", scaling="plain"))
         unit = _unit(spec_of(group))
         extra += [
-            Quantity("samples_per_s", "throughput", f"{unit}/s"),
-            Quantity("tflops_per_device", "per device", "FLOP/s", factor=1e12),
+            Quantity("samples_per_s", "throughput", f"{unit}/s", "count"),
+            Quantity("tflops_per_device", "per device", "FLOP/s", "count", factor=1e12),
             Quantity("mfu", "MFU", scaling="percent"),
             Quantity("energy_per_sample_j", "energy", f"J/{unit}"),
         ]

@@ -14,7 +14,7 @@ from typing import Any
 
 from specbench.errors import SpecbenchError
 from specbench.scoring import pages
-from specbench.scoring.columns import group_scales
+from specbench.scoring.columns import group_scales, heading
 from specbench.scoring.leaderboard import Entry, Group, Leaderboard
 from specbench.scoring.plots import index_plot
 from specbench.scoring.render import index_table, stamp
@@ -53,7 +53,7 @@ def _index_table(group: Group) -> dict[str, Any]:
         row = {"slug": entry.slug, "cells": cells, "status": status, "detail": detail}
         rows.append({**row, "ranked": entry.rank is not None})
     return {
-        "title": group.key.title(),
+        "title": heading(group.key),
         "id": group.key.slug(),
         "headers": table.headers,
         "rows": rows,
@@ -69,7 +69,7 @@ def _page(env: Any, entry: Entry, group: Group, made: str) -> str:
         return str(
             env.get_template("submission.html.j2").render(
                 entry=entry,
-                title=group.key.title(),
+                title=heading(group.key),
                 status=entry.status_lines(),
                 reasons=[*entry.unranked, *entry.notes],
                 refused=True,
@@ -83,11 +83,13 @@ def _page(env: Any, entry: Entry, group: Group, made: str) -> str:
     return str(
         env.get_template("submission.html.j2").render(
             entry=entry,
-            title=group.key.title(),
+            title=heading(group.key),
             status=entry.status_lines(),
             reasons=[*entry.unranked, *entry.notes],
             layers=pages.layers(entry),
             aggregate=entry.aggregate,
+            used=pages.run_names(entry.aggregate.used),
+            dropped=pages.run_names(entry.aggregate.dropped) if entry.aggregate.dropped else "",
             aggregate_rows=pages.aggregate_rows(entry, group, scales),
             run_headers=pages.run_headers(group, scales, any(run.reason for run in runs)),
             runs=charts,
@@ -120,7 +122,7 @@ def _not_rendered_page(env: Any, entry: Entry, group: Group, made: str, failure:
     return str(
         env.get_template("submission.html.j2").render(
             entry=entry,
-            title=group.key.title(),
+            title=heading(group.key),
             status=[f"not rendered: {failure.reason}"],
             reasons=[],
             refused=True,
@@ -146,7 +148,7 @@ def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = N
         try:
             tables.append(_index_table(group))
         except Exception as err:  # one group's bug never takes down the board
-            failures.append(_failure(group.key.title(), err))
+            failures.append(_failure(heading(group.key), err))
             tables.append(_empty_table(group, failures[-1]))
     index = out / "index.html"
     html = env.get_template("index.html.j2").render(tables=tables, unusable=board.unusable, stamp=made)
@@ -164,7 +166,7 @@ def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = N
 
 def _empty_table(group: Group, failure: NotRendered) -> dict[str, Any]:
     return {
-        "title": group.key.title(),
+        "title": heading(group.key),
         "id": group.key.slug(),
         "headers": [],
         "rows": [],

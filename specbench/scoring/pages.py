@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from specbench.scoring.columns import aggregate_quantities, run_quantities
+from specbench.scoring.columns import aggregate_quantities, run_quantities, words
 from specbench.scoring.leaderboard import Entry, Group
 from specbench.scoring.svg import line_chart
-from specbench.scoring.units import Scale, binary_bytes
+from specbench.scoring.units import Scale, binary_bytes, compact
 from specbench.validator.model import RunData
 
 
@@ -47,7 +50,7 @@ def run_views(entry: Entry, group: Group, scales: dict[str, Scale]) -> list[RunV
     quantities = run_quantities(group)
     data = {run.name: run for run in entry.bench.runs} if entry.bench is not None else {}
     views = []
-    for score in entry.runs:
+    for score in sorted(entry.runs, key=lambda run: natural(run.run)):
         values = score.to_dict()
         run = data.get(score.run)
         views.append(
@@ -87,27 +90,67 @@ def _quality_chart(entry: Entry, run: RunData) -> str:
         return ""
     points = [(e.epoch, e.value) for e in run.evaluations]
     target = (f"target {spec.quality.target:g}", spec.quality.target)
-    metric = spec.quality.metric
+    metric = words(spec.quality.metric)
     return line_chart({metric: points}, x_label="epoch", y_label=metric, title=f"{run.name}: quality", hline=target)
 
 
-def _value(name: str, value: Any) -> str:
-    """A layer's value as read: byte counts in binary units (host_memory_bytes: 23.54 GiB)."""
-    if name.endswith("_bytes") and isinstance(value, int) and not isinstance(value, bool):
-        return f"{binary_bytes(value)} ({value} bytes)"
+NOT_STATED = "not stated"
+
+
+def value_text(value: Any) -> str:
+    """A value as a reader takes it in: 'not stated' for a missing one, yes/no, floats to four significant
+    digits (3.052e-5, not 3.0517578125e-05), lists and mappings item by item."""
+    if value is None:
+        return NOT_STATED
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return compact(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(value_text(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {value_text(v)}" for k, v in value.items()) or "none"
     return str(value)
 
 
-def layers(entry: Entry) -> list[tuple[str, str, str]]:
-    """(layer, parameter, value) of the system and the benchmark: the nine layers, hyperparameters, dataset."""
-    rows: list[tuple[str, str, str]] = []
+@dataclass(frozen=True)
+class Layer:
+    """One row of an entry's nine layers: the value as shown, and as read where the shown one rounds it."""
+
+    layer: str
+    name: str
+    text: str
+    exact: str = ""
+
+
+def _layer(layer: str, name: str, value: Any) -> Layer:
+    """Byte counts in binary units (host_memory_bytes: 23.54 GiB), the rest as `value_text` shows them."""
+    if name.endswith("_bytes") and isinstance(value, int) and not isinstance(value, bool):
+        return Layer(layer, name, f"{binary_bytes(value)} ({value} bytes)")
+    rounded = isinstance(value, float) and math.isfinite(value) and float(compact(value)) != value
+    return Layer(layer, name, value_text(value), repr(value) if rounded else "")
+
+
+def layers(entry: Entry) -> list[Layer]:
+    """The system's and the benchmark's parameters: the nine layers, hyperparameters, dataset."""
+    rows: list[Layer] = []
     report, bench = entry.report, entry.bench
     if report and report.system:
         for layer, params in report.system.layers.items():
-            rows.extend((layer, name, _value(name, value)) for name, value in params.items())
+            rows.extend(_layer(layer, name, value) for name, value in params.items())
     if bench and bench.meta:
         for layer, params in bench.meta.layers.items():
-            rows.extend((layer, name, _value(name, value)) for name, value in params.items())
-        rows.extend(("workload", name, _value(name, value)) for name, value in bench.meta.hyperparameters.items())
-        rows.extend(("problem", name, _value(name, value)) for name, value in bench.meta.dataset.items())
+            rows.extend(_layer(layer, name, value) for name, value in params.items())
+        rows.extend(_layer("workload", name, value) for name, value in bench.meta.hyperparameters.items())
+        rows.extend(_layer("problem", name, value) for name, value in bench.meta.dataset.items())
     return rows
+
+
+def natural(name: str) -> tuple[Any, ...]:
+    """A sort key that puts run_2 before run_10."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name))
+
+
+def run_names(names: Iterable[str]) -> str:
+    """Run names in natural order (run_1, run_2, run_3), or 'none'."""
+    return ", ".join(sorted(names, key=natural)) or "none"

@@ -1,15 +1,18 @@
 """The index plot of a group: throughput (or time) against energy per sample, with the Pareto front marked.
 
-A point is on the front when no other entry is both more frugal (less energy per sample) and faster
-(more samples/s, or less time). Each point is labelled with its system where a label fits without
-covering another label or point (with a leader line where it sits further off); the rest are numbered
-in the legend below the plot.
+A ranked point is on the front when no other ranked entry is both more frugal (less energy per sample)
+and faster (more samples/s, or less time); an unranked entry (a smoke run, a refused rule) is a hollow
+ring and never on the front. Each point is labelled with its system where a label fits without covering
+another label or point and sits clearly nearer its own point than any other (with a leader line where it
+sits further off); the rest are numbered, and listed by number below the plot.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from html import escape
 
 from specbench.scoring.columns import spec_of, trains_whole_budget
@@ -34,6 +37,10 @@ from specbench.scoring.units import Scale
 FRONT, RANKED, UNRANKED = "#d62728", "#1f77b4", "#888888"
 WIDTH, PLOT_HEIGHT = 640, 230
 DISTANCES = (8, 16, 28, 42, 60, 80)
+CLEARANCE = 10.0
+"""How much nearer its own point a label must sit than any other point, in pixels."""
+NEAREST_OTHER = 10.0
+"""The least distance from a label to a point not its own, in pixels."""
 
 
 @dataclass(frozen=True)
@@ -87,14 +94,15 @@ def index_plot(group: Group, scales: dict[str, Scale]) -> tuple[str, list[Entry]
     placer.take(text_box(left, 18, title, size=TITLE_SIZE, bold=True))
     body = [text(left, 18, title, size=TITLE_SIZE, extra=' class="title"')]
     body += axes(frame, f"energy ({xs.unit})", f"{y_name} ({ys.unit})", placer)
-    front = pareto_front(points, higher_y=group.key.kind == "throughput")
+    ranked = [p for p in points if p.entry.rank is not None]
+    front = pareto_front(ranked, higher_y=group.key.kind == "throughput")
     body += _front_line(frame, front)
     body += _points(frame, points, front, placer)
     numbered = _labels(frame, points, group, placer, body)
-    items: list[Swatch] = [("front", FRONT, "Pareto front")]
-    items += [("dot", RANKED, "ranked")] if any(p.entry.rank is not None and p not in front for p in points) else []
-    items += [("ring", UNRANKED, "not ranked")] if any(p.entry.rank is None for p in points) else []
-    items += [("dot", UNRANKED, f"{n}: {_name(p.entry, group)}") for n, p in numbered]
+    items: list[Swatch] = [("front", FRONT, "Pareto front")] if front else []
+    items += [("dot", RANKED, "ranked")] if any(p not in front for p in ranked) else []
+    items += [("ring", UNRANKED, "not ranked")] if len(ranked) < len(points) else []
+    items += [("none", "", f"{n}: {_name(p.entry, group)}") for n, p in numbered]
     rows, used = legend(items, left, frame.bottom + 42, WIDTH - left - 16, placer)
     return svg(WIDTH, frame.bottom + 42 + used + 4, title, [*body, *rows]), left_off
 
@@ -115,12 +123,13 @@ def _points(frame: Frame, points: Sequence[Point], front: Sequence[Point], place
     for p in points:
         cx, cy = frame.sx(p.x), frame.sy(p.y)
         placer.take(Box(cx - 5, cy - 5, cx + 5, cy + 5))
-        colour = FRONT if p in front else RANKED if p.entry.rank is not None else UNRANKED
-        fill = colour if p.entry.rank is not None or p in front else "none"
-        tip = escape(f"{p.entry.submitter}/{p.entry.system}")
+        kind = "front" if p in front else "ranked" if p.entry.rank is not None else "unranked"
+        colour = {"front": FRONT, "ranked": RANKED, "unranked": UNRANKED}[kind]
+        fill = "none" if kind == "unranked" else colour
+        tip = escape(f"{p.entry.submitter}/{p.entry.system}" + ("" if p.entry.rank is not None else ": not ranked"))
         out.append(
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="1.5" '
-            f'data-entry="{escape(p.entry.slug)}"><title>{tip}</title></circle>'
+            f'class="point {kind}" data-entry="{escape(p.entry.slug)}"><title>{tip}</title></circle>'
         )
     return out
 
@@ -138,6 +147,16 @@ def _candidates(cx: float, cy: float) -> Iterator[tuple[float, float, str]]:
         yield cx - diagonal, cy + diagonal + 8, "end"
 
 
+def _distance(box: Box, x: float, y: float) -> float:
+    return math.hypot(max(box.x0 - x, 0.0, x - box.x1), max(box.y0 - y, 0.0, y - box.y1))
+
+
+def _own(box: Box, point: tuple[float, float], others: Sequence[tuple[float, float]]) -> bool:
+    """Whether a label's box reads as its point's: clear of every other point and clearly nearer its own."""
+    mine = _distance(box, *point)
+    return all(_distance(box, *q) >= max(mine + CLEARANCE, NEAREST_OTHER) for q in others)
+
+
 def _name(entry: Entry, group: Group) -> str:
     systems = [e.system for e in group.entries]
     return entry.system if systems.count(entry.system) == 1 else f"{entry.submitter}/{entry.system}"
@@ -146,17 +165,22 @@ def _name(entry: Entry, group: Group) -> str:
 def _labels(
     frame: Frame, points: Sequence[Point], group: Group, placer: Placer, body: list[str]
 ) -> list[tuple[int, Point]]:
-    """Label each point where its name fits (best ranked first); return the points numbered instead."""
+    """Label each point where its name fits and reads as its own (best ranked first); return the points numbered
+    instead (a number goes where it reads as its point's, or failing that wherever it fits)."""
     placer = Placer(frame.box, placer.taken)
     ordered = sorted(points, key=lambda p: (p.entry.rank is None, p.entry.rank or 0))
+    pixels = [(frame.sx(p.x), frame.sy(p.y)) for p in points]
     numbered: list[tuple[int, Point]] = []
     for p in ordered:
         cx, cy = frame.sx(p.x), frame.sy(p.y)
+        others = [q for q in pixels if q != (cx, cy)]
         name = _name(p.entry, group)
-        spot = placer.first(_candidates(cx, cy), name)
+        reads_as_own = partial(_own, point=(cx, cy), others=others)
+        spot = placer.first(_candidates(cx, cy), name, reads_as_own)
         if spot is None:
             number = str(len(numbered) + 1)
-            spot = placer.first(_candidates(cx, cy), number)
+            spot = placer.first(_candidates(cx, cy), number, reads_as_own)
+            spot = spot or placer.first(_candidates(cx, cy), number)
             numbered.append((len(numbered) + 1, p))
             if spot is None:
                 continue
@@ -166,5 +190,5 @@ def _labels(
         if max(box.x0 - cx, cx - box.x1, box.y0 - cy, cy - box.y1) > 10:
             tx, ty = min(max(cx, box.x0), box.x1), min(max(cy, box.y0), box.y1)
             body.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{tx:.1f}" y2="{ty:.1f}" class="leader"/>')
-        body.append(text(x, y, name, anchor, extra=' class="point-label"'))
+        body.append(text(x, y, name, anchor, extra=f' class="point-label" data-entry="{escape(p.entry.slug)}"'))
     return numbered

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from specbench.scoring.columns import (
     SPREAD_LABELS,
     Quantity,
     group_scales,
+    heading,
     index_quantities,
     spread_percent,
     spread_text,
@@ -149,9 +151,33 @@ def _notes(table: IndexTable) -> list[str]:
     return notes
 
 
+BREAK_AFTER = re.compile(r"[^/\- ]*(?:[/\-]+| +|$)")
+"""A piece of a cell that a line may end after: up to a `/`, a `-` or spaces (a word is never split)."""
+
+
+def _pieces(cell: str) -> list[str]:
+    return [piece for piece in BREAK_AFTER.findall(cell) if piece]
+
+
+def wrap(cell: str, width: int) -> list[str]:
+    """`cell` in lines of at most `width`, broken after a `/`, a `-` or at spaces; a piece longer than `width`
+    stays whole on its own line."""
+    lines: list[str] = []
+    line = ""
+    for piece in _pieces(cell):
+        if line and len((line + piece).rstrip()) > width:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
 def layout(headers: list[str], rows: list[list[str]], right: list[bool], width: int = TERMINAL_WIDTH) -> str:
     """tabulate's `simple` layout without its two spaces of header padding; the widest text column wraps
-    where the table would pass `width`."""
+    (after a `/`, a `-` or at spaces, never inside a word) where the table would pass `width`."""
     head = [h.split("\n") for h in headers]
     depth = max(len(h) for h in head)
     head = [[""] * (depth - len(h)) + h for h in head]
@@ -160,11 +186,12 @@ def layout(headers: list[str], rows: list[list[str]], right: list[bool], width: 
     text_columns = [i for i, r in enumerate(right) if not r]
     if over > 0 and text_columns:
         widest = max(text_columns, key=lambda i: widths[i])
-        widths[widest] = max(widths[widest] - over, max(len(x) for x in head[widest]), 12)
+        words = [len(p.rstrip()) for r in rows for p in _pieces(r[widest])]
+        widths[widest] = max(widths[widest] - over, *(len(x) for x in head[widest]), *words, 12)
     out = [_line([h[k] for h in head], widths, right) for k in range(depth)]
     out.append("  ".join("-" * w for w in widths))
     for row in rows:
-        wrapped = [textwrap.wrap(c, w) or [""] for c, w in zip(row, widths, strict=True)]
+        wrapped = [wrap(c, w) or [""] for c, w in zip(row, widths, strict=True)]
         for k in range(max(len(c) for c in wrapped)):
             out.append(_line([c[k] if k < len(c) else "" for c in wrapped], widths, right))
     return "\n".join(out)
@@ -204,7 +231,7 @@ def render_table(board: Leaderboard, fmt: str = "simple", now: datetime | None =
     parts = []
     for group in board.groups:
         table = index_table(group, terminal=not markdown)
-        title = (textsafe.markdown if markdown else textsafe.visible)(group.key.title())
+        title = (textsafe.markdown if markdown else textsafe.visible)(heading(group.key))
         body = _markdown(table) if markdown else _terminal(table)
         parts.append((f"## {title}" if markdown else textwrap.fill(title, TERMINAL_WIDTH)) + "\n\n" + body)
     if board.unusable:

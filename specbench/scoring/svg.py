@@ -85,11 +85,16 @@ class Placer:
         self.taken.append(box)
         return box
 
-    def first(self, candidates: Iterable[tuple[float, float, str]], label: str) -> tuple[float, float, str] | None:
-        """The first (x, y, anchor) where `label` fits, now taken; None when none does."""
+    def first(
+        self,
+        candidates: Iterable[tuple[float, float, str]],
+        label: str,
+        fits: Callable[[Box], bool] = lambda box: True,
+    ) -> tuple[float, float, str] | None:
+        """The first (x, y, anchor) where `label` is free and `fits`, now taken; None when none is."""
         for x, y, anchor in candidates:
             box = text_box(x, y, label, anchor)
-            if self.free(box):
+            if self.free(box) and fits(box):
                 self.take(box)
                 return x, y, anchor
         return None
@@ -178,7 +183,7 @@ def left_margin(labels: Iterable[str]) -> float:
 
 
 Swatch = tuple[str, str, str]
-"""(kind, colour, name): kind is 'line', 'dash', 'dot', 'ring' or 'front'."""
+"""(kind, colour, name): kind is 'line', 'dash', 'dot', 'ring', 'front' or 'none' (the name alone)."""
 
 
 def legend(items: Sequence[Swatch], left: float, top: float, width: float, placer: Placer) -> tuple[list[str], float]:
@@ -186,12 +191,14 @@ def legend(items: Sequence[Swatch], left: float, top: float, width: float, place
     out: list[str] = []
     x, y = left, top + SIZE
     for kind, colour, name in items:
-        span = 22 + text_width(name) + 14
+        indent = 0 if kind == "none" else 22
+        span = indent + text_width(name) + 14
         if x > left and x + span > left + width:
             x, y = left, y + ROW
-        out.append(_swatch(kind, colour, x, y - 4))
-        placer.take(text_box(x + 22, y, name))
-        out.append(text(x + 22, y, name, extra=f' fill="{colour}"' if kind == "line" else ""))
+        if kind != "none":
+            out.append(_swatch(kind, colour, x, y - 4))
+        placer.take(text_box(x + indent, y, name))
+        out.append(text(x + indent, y, name, extra=f' fill="{colour}"' if kind == "line" else ""))
         x += span
     return out, (y - top + 6 if items else 0.0)
 
@@ -199,7 +206,11 @@ def legend(items: Sequence[Swatch], left: float, top: float, width: float, place
 def _swatch(kind: str, colour: str, x: float, y: float) -> str:
     if kind in ("dot", "ring", "front"):
         fill = "none" if kind == "ring" else colour
-        return f'<circle cx="{x + 9}" cy="{y}" r="4" fill="{fill}" stroke="{colour}" stroke-width="1.5"/>'
+        marker = {"dot": "ranked", "ring": "unranked", "front": "front"}[kind]
+        return (
+            f'<circle cx="{x + 9}" cy="{y}" r="4" fill="{fill}" stroke="{colour}" stroke-width="1.5" '
+            f'class="swatch {marker}"/>'
+        )
     dash = ' stroke-dasharray="4 3"' if kind == "dash" else ""
     return f'<line x1="{x}" y1="{y}" x2="{x + 18}" y2="{y}" stroke="{colour}" stroke-width="2"{dash}/>'
 

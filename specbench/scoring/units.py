@@ -2,7 +2,8 @@
 
 A column's prefix is chosen once from every value it shows (the largest reads between 1 and 1000), so
 values compare at a glance; each value keeps four significant digits in plain decimal notation, never
-an exponent and never a thousands separator.
+an exponent and never a thousands separator. Counts (samples, tokens, FLOPs and their rates) take no
+prefix below one: 0.8506 image/s, never 850.6 mimage/s.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-Scaling = Literal["si", "time", "percent", "plain"]
+Scaling = Literal["si", "count", "time", "percent", "plain"]
 
 PREFIXES = {-15: "f", -12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0))
@@ -55,13 +56,14 @@ class Scale:
         return f"{self.number(value)} {self.unit}".rstrip()
 
 
-def si_scale(values: Iterable[float | None], unit: str) -> Scale:
-    """The SI prefix that puts the largest of `values` between 1 and 1000 (no prefix when there are none)."""
+def si_scale(values: Iterable[float | None], unit: str, lowest: int = min(PREFIXES)) -> Scale:
+    """The SI prefix that puts the largest of `values` between 1 and 1000 (no prefix when there are none), none
+    below 10**`lowest`."""
     present = _finite(values)
     if not present:
         return Scale(unit)
     exponent = 3 * math.floor(math.log10(max(present)) / 3 + 1e-9)
-    exponent = min(max(exponent, min(PREFIXES)), max(PREFIXES))
+    exponent = min(max(exponent, lowest, min(PREFIXES)), max(PREFIXES))
     return Scale(f"{PREFIXES[exponent]}{unit}", 10.0**exponent)
 
 
@@ -78,6 +80,8 @@ def scale_for(scaling: Scaling, values: Iterable[float | None], unit: str) -> Sc
     """The scale of a column of `values` whose base unit is `unit`."""
     if scaling == "si":
         return si_scale(values, unit)
+    if scaling == "count":
+        return si_scale(values, unit, lowest=0)
     if scaling == "time":
         return time_scale(values)
     if scaling == "percent":
@@ -92,3 +96,16 @@ def binary_bytes(count: float) -> str:
     """A byte count in binary units: 23.54 GiB."""
     unit, size = next(((u, s) for u, s in BINARY if abs(count) < s * 1024), BINARY[-1])
     return f"{count:.0f} B" if size == 1 else f"{significant(count / size)} {unit}"
+
+
+def compact(value: float, digits: int = SIGNIFICANT) -> str:
+    """A parameter as a reader takes it in: `digits` significant digits (the integer part whole), no trailing
+    zeros, an exponent only below 0.0001 or from 10**15 (0.875, 700, 50257, 3.052e-5)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if 1e-4 <= abs(value) < 1e15:
+        text = significant(value, digits)
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa, _, power = f"{value:.{digits - 1}e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    return f"{mantissa}e{int(power)}"

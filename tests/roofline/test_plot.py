@@ -48,3 +48,31 @@ def test_measured_energy_efficiency_is_in_the_legend(tmp_path: Path) -> None:
     assert f"bf16 GEMM {eng(bf16.flops_per_s, 'FLOP/s')}, {eng(bf16.power.work_per_j, 'FLOP/J')}" in texts
     assert "[1,2,3]" in texts
     assert sum(t.startswith(("[1] caraml-resnet50", "[2] caraml-resnet50", "[3] caraml-resnet50")) for t in texts) == 3
+
+
+def test_the_legend_hides_no_point(tmp_path: Path) -> None:
+    """The legend sits below the axes: a run far right and low (where a legend inside would sit) stays in view,
+    clear of the legend and of the notes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from specbench.roofline.plot import drawn_points, render
+
+    roofline = place(read_roofline(H200_ROOFLINE), [H200_SUBMISSION])
+    real = drawn_points(roofline)[0]
+    corner = real.model_copy(update={"label": "a slow far-right run", "intensity_flop_per_byte": 900.0,
+                                     "intensity_fused_flop_per_byte": 1200.0, "flops_per_s": 2e12})  # fmt: skip
+    roofline = roofline.model_copy(update={"workloads": [*roofline.workloads, corner]})
+    fig = render(roofline)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (ax,) = fig.axes
+    (legend,) = fig.legends
+    frame, box = ax.get_window_extent(renderer), legend.get_window_extent(renderer)
+    assert not frame.overlaps(box) and box.y1 <= frame.y0
+    notes = next(t for t in ax.texts if t.get_text().startswith("Ceilings:")).get_bbox_patch()
+    assert notes is not None
+    for point in drawn_points(roofline):
+        x, y = ax.transData.transform((point.intensity_flop_per_byte, point.flops_per_s))
+        assert frame.contains(x, y) and not box.contains(x, y) and not notes.get_window_extent(renderer).contains(x, y)
+    assert any(t.get_text().startswith("[4] a slow far-right run") for t in legend.get_texts())

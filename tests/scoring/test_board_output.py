@@ -11,7 +11,7 @@ import pytest
 from specbench import __version__
 from specbench.cli import main
 from specbench.scoring.leaderboard import Group, Leaderboard, build
-from specbench.scoring.render import TERMINAL_WIDTH, index_table, render_table
+from specbench.scoring.render import TERMINAL_WIDTH, index_table, layout, render_table, wrap
 from specbench.scoring.status import brief_power
 from specbench.validator import discover, validate_many
 
@@ -44,7 +44,7 @@ def test_columns_follow_the_spec_kind(board: Leaderboard) -> None:
     assert "throughput (ktoken/s)" in throughput and "energy (mJ/token)" in throughput
     time_to_quality = index_table(_group(board, "resnet50")).headers
     assert "penalty factor" in time_to_quality and "Valid FLOPS (PFLOP/s)" in time_to_quality
-    assert "top1_accuracy (target ≥ 0.763)" in time_to_quality and "energy to solution (kJ)" in time_to_quality
+    assert "top-1 accuracy (target ≥ 0.763)" in time_to_quality and "energy to solution (kJ)" in time_to_quality
 
 
 def test_a_throughput_spec_shows_the_loss_its_log_reached(board: Leaderboard) -> None:
@@ -52,7 +52,7 @@ def test_a_throughput_spec_shows_the_loss_its_log_reached(board: Leaderboard) ->
     (entry,) = group.entries
     assert entry.value("achieved") == pytest.approx(1.6089017663415022)  # the log's last (and best) eval_loss
     table = index_table(group)
-    column = table.headers.index("eval_loss (nats; target ≤ 2)")
+    column = table.headers.index("eval loss (nats; target ≤ 2)")
     assert table.rows[0][column].text == "1.609"
 
 
@@ -112,3 +112,33 @@ def test_markdown_says_when_and_by_which_version(everything: Path, capsys: pytes
     assert main(["score", str(everything), "--format", "markdown", "--jobs", "1"]) == 0
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
     assert re.fullmatch(rf"_generated \d{{4}}-\d\d-\d\d \d\d:\d\d UTC by specbench {re.escape(__version__)}_", last)
+
+
+def test_headings_in_words_and_ids_in_json(
+    board: Leaderboard, everything: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Titles and headers say 'time to quality' and 'top-1 accuracy'; JSON keeps the spec's ids."""
+    for fmt in ("simple", "github"):
+        text = render_table(board, fmt)
+        assert "· time to quality ·" in text and "top-1 accuracy" in text and "mean IoU" in text, fmt
+        assert not re.search(r"time_to_quality|top1_accuracy|mean_iou|eval_loss", text), fmt
+    assert main(["score", str(everything), "--format", "json", "--jobs", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("· time_to_quality ·" in g["title"] for g in data["groups"])
+    assert {g["key"]["kind"] for g in data["groups"]} == {"throughput", "time_to_quality"}
+
+
+def test_terminal_table_wraps_names_between_words() -> None:
+    """A long system name breaks after '/' or '-' or at a space, never inside a word; a word wider than the
+    column widens it."""
+    names = ["specbench/h200x2-llm-one-gpu-gbs32", "acme/a system name", "org/unbreakablesystemname"]
+    rows = [[str(i), name, "9" * 40] for i, name in enumerate(names, 1)]
+    text = layout(["rank", "system", "value"], rows, [True, False, True], width=62)
+    rule, *lines = text.splitlines()[1:]
+    start, width = rule.index(" ") + 2, len(rule.split()[1])
+    assert width == len("unbreakablesystemname")  # 14 would fit 62 columns, but split the word
+    assert [line[start : start + width].strip() for line in lines] == [
+        "specbench/h200x2-llm-", "one-gpu-gbs32", "acme/a system name", "org/", "unbreakablesystemname"
+    ]  # fmt: skip
+    assert wrap("specbench/h200x2-llm-one-gpu-gbs32", 12) == ["specbench/", "h200x2-llm-", "one-gpu-", "gbs32"]
+    assert wrap("a verylongword b", 5) == ["a", "verylongword", "b"]

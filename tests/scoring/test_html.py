@@ -1,8 +1,10 @@
 """The HTML leaderboard in headless Chromium (Debian's package): loads cleanly, sorts, lists everything, and
-reads as published: no overlapping text in any plot, tables within the window, every page stamped."""
+reads as published at 1280 and 1920 px: no overlapping text in any plot, no label nearer another point than its
+own, an unranked entry a hollow ring off the Pareto front, tables within the window, every page stamped."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -66,14 +68,14 @@ def test_leaderboard_page_in_chromium(submissions: Path, tmp_path: Path, capsys:
         page.click('a:text-is("acme/fast")')
         assert page.title() == "acme/fast · caraml-resnet50"
         assert page.locator("svg.chart").count() >= 1
-        assert page.locator("text=None: compliant.").count() == 1
+        assert page.locator("text=No findings: compliant.").count() == 1
         page.goto((site / "pages" / "acme--dark--caraml-resnet50.html").as_uri())
         assert page.locator("li.error").count() >= 1
         browser.close()
     assert problems == []
 
 
-VIEWPORT = {"width": 1280, "height": 900}
+VIEWPORTS = ({"width": 1280, "height": 900}, {"width": 1920, "height": 1080})
 STAMP = re.compile(rf"generated \d{{4}}-\d\d-\d\d \d\d:\d\d UTC by specbench {re.escape(__version__)}")
 TEXT_BOXES = """svgs => svgs.map(svg => Array.from(svg.querySelectorAll("text")).map(t => {
   const r = t.getBoundingClientRect();
@@ -84,6 +86,20 @@ STATUS_LINES = """spans => spans.map(s => {
   range.selectNodeContents(s);
   return {text: s.textContent, lines: new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size};
 })"""
+MARKERS = """svgs => svgs.map(svg => ({
+  points: Array.from(svg.querySelectorAll("circle.point")).map(c => {
+    const r = c.getBoundingClientRect();
+    return {entry: c.dataset.entry, kind: c.classList[1], fill: getComputedStyle(c).fill,
+            x: (r.left + r.right) / 2, y: (r.top + r.bottom) / 2};
+  }),
+  labels: Array.from(svg.querySelectorAll("text.point-label")).map(t => {
+    const r = t.getBoundingClientRect();
+    return {entry: t.dataset.entry, text: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
+  }),
+  swatches: Array.from(svg.querySelectorAll("circle.swatch")).map(c => c.classList[1] + ":" + getComputedStyle(c).fill),
+}))"""
+CLEAR_PX = 8.0
+"""How much nearer its own point a label must be drawn than any other point (the code reserves 10 px)."""
 WIDTHS = """() => ({
   window: document.documentElement.clientWidth,
   page: document.documentElement.scrollWidth,
@@ -118,12 +134,41 @@ def _check_page(page: Any, shot: Path) -> dict[str, Any]:
     return {"charts": page.locator("svg.chart").count(), "body": body}
 
 
+def _distance(box: dict[str, Any], x: float, y: float) -> float:
+    return float(math.hypot(max(box["x0"] - x, 0, x - box["x1"]), max(box["y0"] - y, 0, y - box["y1"])))
+
+
+def _check_markers(page: Any, shot: Path) -> list[str]:
+    """The index plots' markers as drawn: an unranked row's point is a hollow ring, never on the front, and the
+    legend shows the ring; each label sits clearly nearer its own point than any other. Returns the entries drawn."""
+    ranked = dict(page.eval_on_selector_all("tr[data-entry]", "rows => rows.map(r => [r.dataset.entry, r.className])"))
+    drawn = []
+    for plot in page.eval_on_selector_all("svg.chart", MARKERS):
+        for point in plot["points"]:
+            drawn.append(point["entry"])
+            if ranked[point["entry"]] == "unranked":
+                assert (point["kind"], point["fill"]) == ("unranked", "none"), (shot.name, point)
+            else:
+                assert point["kind"] in ("front", "ranked") and point["fill"] != "none", (shot.name, point)
+        kinds = {p["kind"] for p in plot["points"]}
+        assert {s.split(":")[0] for s in plot["swatches"]} == kinds, shot.name
+        assert all(s != "unranked" or fill == "none" for s, fill in (w.split(":") for w in plot["swatches"]))
+        for label in plot["labels"]:
+            own = [p for p in plot["points"] if p["entry"] == label["entry"]]
+            others = [p for p in plot["points"] if p["entry"] != label["entry"]]
+            mine = _distance(label, own[0]["x"], own[0]["y"])
+            crowded = [p["entry"] for p in others if _distance(label, p["x"], p["y"]) < mine + CLEAR_PX]
+            assert crowded == [], f"{shot.name}: label {label['text']!r} crowds {crowded}"
+    return drawn
+
+
 def test_every_committed_submission_as_published(
     everything: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every page of a board of every committed submission (and the real smoke runs), at 1280 px in Chromium.
+    """Every page of a board of every committed submission (and the real smoke runs), at 1280 and 1920 px in
+    Chromium.
 
-    Screenshots: TMP/screens/*.png.
+    Screenshots: TMP/screens/*-WIDTH.png.
     """
     sync_playwright = _browser()
     site, screens = tmp_path / "site", tmp_path / "screens"
@@ -133,19 +178,24 @@ def test_every_committed_submission_as_published(
     committed = sorted(p.name for p in (everything / "specbench").iterdir())
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        page = browser.new_page(viewport=VIEWPORT)
         problems: list[str] = []
-        page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
-        page.on("pageerror", lambda err: problems.append(str(err)))
-        page.goto((site / "index.html").as_uri())
-        index = _check_page(page, screens / "index.png")
-        entries = page.eval_on_selector_all("tr[data-entry]", "rows => rows.map(r => r.dataset.entry)")
-        assert {e.split("--")[1] for e in entries if e.startswith("specbench--")} == set(committed)
-        assert index["charts"] >= 4  # a plot per table where an entry measured its energy
-        assert "Not plotted (no energy measured): acme/dark" in index["body"]
-        for name in sorted(entries):
-            page.goto((site / "pages" / f"{name}.html").as_uri())
-            _check_page(page, screens / f"{name}.png")
+        for viewport in VIEWPORTS:
+            page = browser.new_page(viewport=viewport)
+            page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+            page.on("pageerror", lambda err: problems.append(str(err)))
+            width = viewport["width"]
+            page.goto((site / "index.html").as_uri())
+            index = _check_page(page, screens / f"index-{width}.png")
+            drawn = _check_markers(page, screens / f"index-{width}.png")
+            assert "specbench--h200-extreme-weather--extreme-weather" in drawn  # a smoke run with its energy
+            entries = page.eval_on_selector_all("tr[data-entry]", "rows => rows.map(r => r.dataset.entry)")
+            assert {e.split("--")[1] for e in entries if e.startswith("specbench--")} == set(committed)
+            assert index["charts"] >= 4  # a plot per table where an entry measured its energy
+            assert "Not plotted (no energy measured): acme/dark" in index["body"]
+            for name in sorted(entries):
+                page.goto((site / "pages" / f"{name}.html").as_uri())
+                _check_page(page, screens / f"{name}-{width}.png")
+            page.close()
         browser.close()
     assert problems == []
-    assert len(list(screens.glob("*.png"))) == len(entries) + 1
+    assert len(list(screens.glob("*.png"))) == (len(entries) + 1) * len(VIEWPORTS)

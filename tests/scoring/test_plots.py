@@ -12,6 +12,7 @@ from specbench.scoring.columns import group_scales
 from specbench.scoring.leaderboard import build
 from specbench.scoring.plots import Point, index_plot, pareto_front
 from specbench.scoring.svg import Box, line_chart, text_box
+from specbench.scoring.units import Scale
 from specbench.validator import discover, validate_many
 
 COMMITTED = Path(__file__).resolve().parents[2] / "submissions"
@@ -78,6 +79,9 @@ def test_index_plot_of_the_committed_submissions(tmp_path: Path) -> None:
         plotted[group.key.spec_id] = (svg, [e.system for e in left_off])
     llm, left_off = plotted["llm-gpt"]
     assert left_off == [] and "Pareto front" in llm and llm.count("<circle") >= 5
+    assert _crowded(llm) == [] and len(_markers(llm)) == 5
+    weather, _ = plotted["extreme-weather"]  # a smoke run: hollow, and no front
+    assert [m[2:] for m in _markers(weather).values()] == [("none", "unranked")] and "Pareto front" not in weather
     assert "throughput (ktoken/s)" in llm and "energy (mJ/token)" in llm
     assert plotted["resnet50"] == ("", ["cpu-2core"])  # no energy measured: no plot, and the page says so
 
@@ -90,3 +94,78 @@ def test_names_from_a_submission_are_escaped_in_the_plot() -> None:
     frame = Frame(50, 30, 600, 260, 0, 1, 0, 1)
     (svg,) = _points(frame, [Point(entry, 0.5, 0.5)], [], Placer(frame.box))  # type: ignore[arg-type]
     assert "<script>" not in svg and "&lt;script&gt;" in svg and 'data-entry="&lt;s&gt;"' in svg
+
+
+CIRCLE = re.compile(
+    r'<circle cx="([-\d.]+)" cy="([-\d.]+)" r="4.5" fill="([^"]+)" [^>]*class="point (\w+)" data-entry="([^"]*)"'
+)
+LABEL = re.compile(
+    r'<text x="([-\d.]+)" y="([-\d.]+)" font-size="\d+" text-anchor="(\w+)" class="point-label" '
+    r'data-entry="([^"]*)">([^<]*)</text>'
+)
+
+
+def _markers(svg: str) -> dict[str, tuple[float, float, str, str]]:
+    """Each point's centre, fill and kind (front, ranked, unranked), by entry."""
+    return {slug: (float(x), float(y), fill, kind) for x, y, fill, kind, slug in CIRCLE.findall(svg)}
+
+
+def _crowded(svg: str) -> list[str]:
+    """The labels that do not read as their own point's: nearer another point, or within 10 px of one."""
+    from specbench.scoring.plots import CLEARANCE, NEAREST_OTHER, _distance
+
+    markers = _markers(svg)
+    crowded = []
+    for x, y, anchor, slug, label in LABEL.findall(svg):
+        box = text_box(float(x), float(y), unescape(label), anchor)
+        mine = _distance(box, *markers[slug][:2])
+        others = [_distance(box, cx, cy) for other, (cx, cy, _, _) in markers.items() if other != slug]
+        if any(d < max(mine + CLEARANCE, NEAREST_OTHER) for d in others):
+            crowded.append(unescape(label))
+    return crowded
+
+
+def _entry(system: str, energy: float, rate: float, rank: int | None) -> Any:
+    values = {"energy_per_sample_j": energy, "samples_per_s": rate}
+    return SimpleNamespace(
+        system=system, submitter="org", slug=system, rank=rank, bench=None, value=values.get,
+        aggregate=SimpleNamespace(spread_metric="samples_per_s"),
+    )  # fmt: skip
+
+
+def _plot(*entries: Any) -> str:
+    group = SimpleNamespace(key=SimpleNamespace(kind="throughput"), entries=list(entries))
+    scales = {"energy_per_sample_j": Scale("J/sample"), "samples_per_s": Scale("sample/s")}
+    svg, left_off = index_plot(group, scales)  # type: ignore[arg-type]
+    assert left_off == []
+    return svg
+
+
+def test_an_unranked_entry_is_a_hollow_ring_never_on_the_front() -> None:
+    """A smoke run both faster and more frugal than every ranked entry is still drawn as 'not ranked'."""
+    svg = _plot(_entry("fast", 2.0, 10.0, 1), _entry("frugal", 1.5, 5.0, 2), _entry("smoke", 1.0, 20.0, None))
+    markers = _markers(svg)
+    assert {slug: m[2:] for slug, m in markers.items()} == {
+        "fast": ("#d62728", "front"), "frugal": ("#d62728", "front"), "smoke": ("none", "unranked")
+    }  # fmt: skip
+    assert 'class="swatch unranked"' in svg and "not ranked" in svg and "Pareto front" in svg
+    assert "smoke: not ranked</title>" in svg
+
+
+def test_a_board_of_unranked_entries_has_no_front() -> None:
+    svg = _plot(_entry("smoke", 1.0, 20.0, None), _entry("other", 2.0, 10.0, None))
+    assert {m[3] for m in _markers(svg).values()} == {"unranked"}
+    assert "Pareto front" not in svg and "<polyline" not in svg and 'class="swatch unranked"' in svg
+
+
+def test_crowded_labels_are_numbered_and_listed_below() -> None:
+    """Five points as close as the committed llm-gpt runs: no label sits nearer another point than its own."""
+    names = ["h200x2-llm-gbs64", "h200x2-llm", "h200-llm", "h200x2-llm-one-gpu-gbs32", "h200x2-llm-one-gpu"]
+    spots = [(9.156, 151.5), (9.390, 147.7), (8.423, 81.97), (8.577, 80.60), (8.660, 79.97)]
+    svg = _plot(*(_entry(n, x, y, rank) for rank, (n, (x, y)) in enumerate(zip(names, spots, strict=True), 1)))
+    assert _overlaps(svg) == [] and _crowded(svg) == []
+    labelled = {slug: unescape(label) for *_, slug, label in LABEL.findall(svg)}
+    assert set(labelled) == set(names)  # every point has its name or a number beside it
+    for slug, label in labelled.items():
+        if label != slug:
+            assert f">{label}: {slug}</text>" in svg  # a number, and the entry listed by it below the plot

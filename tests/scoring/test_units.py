@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.scoring.units import binary_bytes, scale_for, si_scale, significant, time_scale
+from specbench.scoring.units import binary_bytes, compact, scale_for, si_scale, significant, time_scale
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,44 @@ def test_si_prefix_puts_the_largest_value_between_1_and_1000() -> None:
     assert si_scale([0.009156, 0.00842], "J/token").with_unit(0.009156) == "9.156 mJ/token"
     assert si_scale([], "W").unit == "W" and si_scale([999.96], "W").unit == "W"
     assert si_scale([1000.0], "W").unit == "kW"
+
+
+def test_counts_take_no_prefix_below_one() -> None:
+    """0.8506 image/s, never 850.6 mimage/s: a count has no milli; an energy per image does."""
+    images = scale_for("count", [0.8506, 0.61], "image/s")
+    assert (images.unit, images.text(0.8506)) == ("image/s", "0.8506")
+    assert scale_for("count", [8506.0], "image/s").with_unit(8506.0) == "8.506 kimage/s"
+    assert scale_for("count", [], "token/s").unit == "token/s"
+    assert scale_for("count", [4.2e-4], "FLOP/s/W").with_unit(4.2e-4) == "0.000420 FLOP/s/W"
+    assert scale_for("si", [0.8506], "J/image").with_unit(0.8506) == "850.6 mJ/image"
+
+
+def test_a_slow_board_prints_its_rates_without_milli() -> None:
+    """A CPU's 0.8506 image/s and 0.0123 FLOP/s/W keep their units; the energy per image takes its prefix."""
+    from types import SimpleNamespace
+
+    from specbench.scoring.columns import group_scales
+
+    values = {"samples_per_s": 0.8506, "valid_flops_per_w": 0.0123, "energy_per_sample_j": 0.004, "model_flops": 0.5}
+    entry = SimpleNamespace(
+        bench=None, runs=[], aggregate=SimpleNamespace(values=values, spread_metric="samples_per_s")
+    )
+    scales = group_scales(SimpleNamespace(key=SimpleNamespace(kind="throughput"), entries=[entry]))  # type: ignore[arg-type]
+    shown = {key: scales[key].with_unit(value) for key, value in values.items()}
+    assert shown == {
+        "samples_per_s": "0.8506 sample/s", "valid_flops_per_w": "0.01230 FLOP/s/W",
+        "energy_per_sample_j": "4.000 mJ/sample", "model_flops": "0.5000 FLOP",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(3.0517578125e-05, "3.052e-5"), (1e-08, "1e-8"), (0.875, "0.875"), (700.0, "700"), (0.0001, "0.0001"),
+     (50257.0, "50257"), (123456.7, "123457"), (0.0, "0"), (-2.5e-7, "-2.5e-7"), (1e20, "1e20"),
+     (float("nan"), "nan")],
+)  # fmt: skip
+def test_parameters_in_four_significant_digits(value: float, text: str) -> None:
+    assert compact(value) == text
 
 
 def test_time_in_seconds_minutes_or_hours() -> None:
