@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -102,6 +103,29 @@ def test_levels_decide_binding() -> None:
     for rules in (system, free, hardware):
         assert rules["problem"]["quality_target"].value == 0.763  # type: ignore[attr-defined]
         assert rules["problem"]["epoch_budget"].value == 90  # type: ignore[attr-defined]
+
+
+def test_show_prints_what_each_level_binds_beyond_the_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    """The hardware level holds resnet50's batch size, learning rate and warm-up at the reference (SB-CNS-002),
+    which the system level lets its rules decide; caraml-resnet50's momentum has no rule and holds at both."""
+    from specbench.cli import main
+
+    def shown(spec: str, level: str) -> dict[str, Any]:
+        assert main(["show", spec, "--level", level, "--format", "json"]) == 0
+        return json.loads(capsys.readouterr().out)["resolved"]["follows_reference"]  # type: ignore[no-any-return]
+
+    beyond = "beyond the effective rules (validator: SB-CNS-002)"
+    assert shown("resnet50", "hardware") == {
+        "note": f"at the hardware level these reference values hold as stated (or as one of the values listed), {beyond}",
+        "workload": {"global_batch_size": 256, "base_learning_rate": 0.256, "warmup_epochs": 5},
+    }
+    assert shown("resnet50", "system") == {"note": "at the system level, the effective rules are all that binds"}
+    assert shown("caraml-resnet50", "hardware")["workload"] == {
+        "momentum": 0.875,
+        "global_batch_size": {"one_of": [256, 64, 128, 512]},
+        "base_learning_rate": 0.256,
+    }
+    assert shown("caraml-resnet50", "system")["workload"] == {"momentum": 0.875, "base_learning_rate": 0.256}
 
 
 def test_problem_layer_never_varies_in_a_rule_set(tmp_path: Any) -> None:

@@ -26,6 +26,22 @@ layers and the three levels; local keys win over inherited ones, lists and empty
 replace whole, and `extends` chains are followed up to 8 deep with cycles refused. Every profile is
 merged and validated when a spec loads; `show` and `execute` refuse a profile whose own
 hyperparameters break the spec's rules at the chosen level.
+
+A spec with an executor names only parameters that executor reads: every key of `hyperparameters`
+and of `throughput.sweep` (the spec's and each profile's), of `rules.workload` and of a workload
+rule's `when` is one of the executor's hyperparameters or settings, as `specbench/spec/params.py`
+declares them. Another name (a typo such as `optimiser`) is refused when the spec loads, located at
+its file, line and column, with the closest known name ("did you mean") and the names the executor
+reads; an unknown `workload.executor` likewise. A spec without an executor (an MLPerf benchmark whose
+results are imported) names what MLPerf logs, unchecked. The validator holds a submission's declared
+hyperparameters and settings to the same names (SB-EQV-006, docs/rules.md).
+
+`specbench show SPEC --level L` prints, under `resolved`, the rules that bind at the level
+(`effective_rules`) and the reference values the level holds as stated beyond them
+(`follows_reference`, what the validator checks as SB-CNS-002): at the hardware level, which has no
+scaling rules, every reference value of a fixed layer that no rule of its own chooses (a `reported`
+batch size, a `scaled_with` learning rate, a `range` warm-up all stay at the reference); at the
+system level, only those that no rule governs. Its note says when the rules are all that binds.
 """
 
 

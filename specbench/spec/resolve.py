@@ -58,8 +58,25 @@ class ResolvedSpec:
                     layer: {param: rule.model_dump(mode="json", exclude_none=True) for param, rule in params.items()}
                     for layer, params in self.rules.items()
                 },
+                "follows_reference": self.follows_reference(),
             },
         }
+
+    def follows_reference(self) -> dict[str, Any]:
+        """What the level binds beyond `effective_rules`: reference values that must hold as stated (SB-CNS-002),
+        by layer, with a note that says what they are (or that the rules are all)."""
+        bound = reference_bindings(self)
+        if not bound:
+            return {"note": f"at the {self.level} level, the effective rules are all that binds"}
+        out: dict[str, Any] = {
+            "note": f"at the {self.level} level these reference values hold as stated (or as one of the values "
+            "listed), beyond the effective rules (validator: SB-CNS-002)"
+        }
+        for name, binding in bound.items():
+            values = [v for i, v in enumerate(binding.allowed) if v not in binding.allowed[:i]]
+            allowed = values[0] if len(values) == 1 else {"one_of": values}
+            out.setdefault(binding.layer, {})[name] = allowed
+        return out
 
 
 def problem_params(spec: Spec) -> dict[str, Any]:
@@ -77,6 +94,66 @@ def problem_params(spec: Spec) -> dict[str, Any]:
     if spec.budget.steps is not None:
         params["step_budget"] = spec.budget.steps
     return params
+
+
+def home_layer(spec: Spec, name: str) -> LayerName:
+    """The layer a reference hyperparameter belongs to: the first of layers 1 to 7 whose rules name it, else workload."""
+    for layer in LAYER_NAMES[:-2]:
+        if name in spec.rules.get(layer, {}):
+            return layer
+    return "workload"
+
+
+def alternatives(spec: Spec, name: str, value: Any) -> list[Any]:
+    """The values the spec accepts in place of its reference value: the reference, its sweep, its variants."""
+    allowed = [value]
+    if spec.throughput is not None:
+        allowed += spec.throughput.sweep.get(name, [])
+    if name == "model":
+        allowed += list(spec.workload.variants)
+    return allowed
+
+
+def chosen_by_rule(resolved: ResolvedSpec, layer: LayerName, name: str) -> bool:
+    """Whether a rule governs the value instead of the reference: `free`, `fixed` (checked as a rule), or one
+    that names this level in its own `levels` (other than `reported`)."""
+    rule = resolved.spec.rules.get(layer, {}).get(name)
+    if rule is None:
+        return False
+    if rule.kind in ("free", "fixed"):
+        return True
+    return rule.levels is not None and resolved.level in rule.levels and rule.kind != "reported"
+
+
+def governed(resolved: ResolvedSpec, layer: LayerName, name: str) -> bool:
+    """Whether the reference value may differ at this level: with scaling rules, any rule of the parameter
+    governs it; without, only a rule `chosen_by_rule` does."""
+    spec = resolved.spec
+    assert spec.levels is not None
+    if spec.levels[resolved.level].scaling_rules:
+        return name in spec.rules.get(layer, {})
+    return chosen_by_rule(resolved, layer, name)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A reference value that a level holds as it is: its layer, and the values accepted (the reference first)."""
+
+    layer: LayerName
+    allowed: list[Any]
+
+
+def reference_bindings(resolved: ResolvedSpec) -> dict[str, Binding]:
+    """Each reference value (the model and the hyperparameters at the profile) of a layer the level fixes that no
+    rule lets differ: at a level without scaling rules (hardware), any not chosen by a rule; at one with them
+    (system), any that no rule governs. The validator holds submissions to these (SB-CNS-002)."""
+    spec = resolved.spec
+    out: dict[str, Binding] = {}
+    for name, value in {"model": spec.workload.model, **spec.hyperparameters}.items():
+        layer = home_layer(spec, name)
+        if spec.layer_is_fixed(layer, resolved.level) and not governed(resolved, layer, name):
+            out[name] = Binding(layer, alternatives(spec, name, value))
+    return out
 
 
 PROBLEM = "layer 9 (the problem: dataset, target quality, epoch budget)"
