@@ -40,6 +40,12 @@ def expand(paths: tuple[str, ...]) -> list[str]:
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--werror", "-W", is_flag=True, help="Treat warnings as errors (exit 1 when there are any).")
 @click.option(
+    "--summary/--full",
+    default=False,
+    help="Text report: counts by finding code, each with its first finding, then the verdict; or every finding "
+    "with its hint  [default: --full]",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -68,6 +74,7 @@ def command(
     spec: str | None,
     fmt: str,
     werror: bool,
+    summary: bool,
     jobs: int | None,
     allowed_signers: str | None,
     devices: Path | None,
@@ -83,6 +90,6 @@ def command(
     reports: list[Report] = validate_many(
         expand(paths), spec, jobs=jobs or available_cpus(), signers=signers, devices=devices
     )
-    output = render_json(reports, werror) if fmt == "json" else render_text(reports, werror)
+    output = render_json(reports, werror) if fmt == "json" else render_text(reports, werror, summary)
     sys.stdout.write(output)
     ctx.exit(exit_code(reports, werror))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from validator_bases import Bases
 
 from specbench.commands.validate import command
 from specbench.errors import EXIT_UNUSABLE, InputError
+from specbench.files import write_manifest
 from specbench.validator import validate_many, validate_submission
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,3 +163,80 @@ def test_runs_checked_in_processes_equal_serial(multi: Path) -> None:
     assert [r.power.energy_j if r.power else None for r in serial.benchmarks[0].runs] == [
         r.power.energy_j if r.power else None for r in parallel.benchmarks[0].runs
     ]
+
+
+def test_summary_counts_findings_by_code_with_the_first_of_each(
+    bases: Bases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = bases.copy(tmp_path)
+    set_hyperparameter(root, "optimizer", "adam")
+    (run_dir(root) / "notes.txt").write_text("hello\n")
+    (run_dir(root) / "more.txt").write_text("hello\n")
+    resign(root)
+    monkeypatch.chdir(tmp_path)
+    full = invoke("acme/box1")
+    assert invoke("acme/box1", "--full") == full
+    code, output = invoke("acme/box1", "--summary")
+    assert code == 1
+    assert output == (
+        "acme/box1: non-compliant: 1 error(s), 2 warning(s)\n"
+        "\n"
+        "errors (1), by code with the first of each\n"
+        "  1 SB-EQV-001 parameter breaks its rule\n"
+        "      resnet50/submission.yaml:14:14 hyperparameters.optimizer: layer workload parameter 'optimizer' at the "
+        "system level: expected 'sgd', found \"adam\"\n"
+        "      hint: use the value the spec's rule allows at this level, or submit at a level where the layer may vary\n"
+        "\n"
+        "warnings (2), by code with the first of each\n"
+        "  2 SB-STR-009 unexpected file or folder\n"
+        "      resnet50/run_1/more.txt: expected only log.txt, result.json, state.json, power.csv, power.json, "
+        "error.txt here\n"
+        "      hint: remove it: a submission holds only the files of docs/submission-format.md\n"
+        "\n"
+        "verdict: non-compliant: 1 error(s), 2 warning(s) (3 finding(s) under 2 code(s); --full lists each)\n"
+    )
+    assert invoke("acme/box1", "--summary", "--werror")[1].count("warnings (2) [--werror], by code") == 1
+
+
+def test_a_compliant_summary_is_the_one_line(bases: Bases, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bases.copy(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert invoke("acme/box1", "--summary") == (0, "acme/box1: compliant\n")
+
+
+def test_a_truncated_log_reports_its_cause_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log cut mid-line: the unparseable line (SB-LOG-001) leads the report, and says what may follow from it."""
+    root = tmp_path / "specbench" / "h200"
+    shutil.copytree(REPO / "submissions" / "specbench" / "h200", root)
+    log = root / "caraml-resnet50" / "run_1" / "log.txt"
+    data = log.read_bytes()
+    log.write_bytes(data[: len(data) // 2])
+    write_manifest(root)
+    monkeypatch.chdir(tmp_path)
+    code, output = invoke("specbench/h200")
+    assert code == 1
+    assert output.startswith(
+        "specbench/h200: non-compliant: 18 error(s), 1 warning(s)\n"
+        "\n"
+        "errors (18)\n"
+        "  caraml-resnet50/run_1/log.txt\n"
+        "    15:40: SB-LOG-001 MLLOG line cannot be parsed: expected one JSON object after ':::MLLOG ', found "
+        "Expecting ',' delimiter\n"
+        "      hint: each ':::MLLOG ' line holds one JSON object with namespace, time_ms, event_type, key, value, "
+        "metadata\n"
+        "      note: the other 17 finding(s) in caraml-resnet50/run_1 may follow from this one: fix it first\n"
+        "    SB-EQV-004 logged hyperparameter differs from the declared one: "
+    )
+    assert output.count("SB-LOG-001") == 1 and output.count("note:") == 1
+    _, summary = invoke("specbench/h200", "--summary")
+    assert summary.split("\n")[2:7] == [
+        "errors (18), by code with the first of each",
+        "  1 SB-LOG-001 MLLOG line cannot be parsed",
+        "      caraml-resnet50/run_1/log.txt:15:40: expected one JSON object after ':::MLLOG ', found Expecting ',' "
+        "delimiter",
+        "      hint: each ':::MLLOG ' line holds one JSON object with namespace, time_ms, event_type, key, value, metadata",
+        "      note: the other 17 finding(s) in caraml-resnet50/run_1 may follow from this one: fix it first",
+    ]
+    data = json.loads(invoke("specbench/h200", "--format", "json")[1])
+    codes = [f["code"] for f in data["submissions"][0]["findings"]]
+    assert codes.index("SB-LOG-001") > 0  # the JSON report keeps the validator's order
