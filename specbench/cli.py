@@ -99,7 +99,7 @@ def _run(argv: list[str] | None) -> int:
         click.echo(f"error: {err}", err=True)
         return err.exit_code
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        click.echo(f"aborted: interrupted (Ctrl-C) {_during(argv)}, before it finished", err=True)
         return EXIT_INTERRUPTED
     except click.ClickException as err:
         err.show()
@@ -114,6 +114,13 @@ def _run(argv: list[str] | None) -> int:
         )
         return EXIT_INTERNAL
     return result if isinstance(result, int) else 0
+
+
+def _during(argv: list[str] | None) -> str:
+    """'during specbench COMMAND' for the command the arguments name, else 'during specbench'."""
+    args = sys.argv[1:] if argv is None else argv
+    name = next((arg for arg in args if arg in COMMAND_MODULES), None)
+    return f"during specbench {name}" if name else "during specbench"
 
 
 if __name__ == "__main__":

@@ -87,3 +87,60 @@ def test_a_terminal_hears_what_runs_before_pydantic_or_torch_load(tmp_path: Path
     imported = [re.sub(r"^import time:.*\|\s*", "", line).strip() for line in lines]
     assert not [m for m in imported[:first] if m.split(".")[0] in ("pydantic", "torch", "ruamel")]
     assert not [m for m in imported[:torch_line] if m.split(".")[0] == "torch"]
+
+
+def _interrupt(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_checking_says_what_was_interrupted_and_that_nothing_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specbench.cli import main
+    from specbench.errors import EXIT_INTERRUPTED
+
+    monkeypatch.setattr(execute_command, "check_before_launch", _interrupt)
+    out = tmp_path / "acme" / "box"
+    assert main(["execute", "resnet50", "--profile", "smoke", "--out", str(out)]) == EXIT_INTERRUPTED == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: interrupted by Ctrl-C (SIGINT) while checking the spec and --out, before any run started: nothing "
+        f"was written ({out} was not created)"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.needs("torch")  # the harness it interrupts is imported
+def test_ctrl_c_while_the_machine_is_described_names_what_was_written_and_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specbench.cli import main
+    from specbench.run import harness
+
+    out = tmp_path / "acme" / "box"
+    (out / "resnet50" / "run_1").mkdir(parents=True)  # an earlier run, kept
+
+    def interrupted(request: object) -> int:
+        (out / "system.yaml").write_text("format_version: 1\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness, "execute", interrupted)
+    assert main(["execute", "resnet50", "--profile", "smoke", "--out", str(out)]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: interrupted by Ctrl-C (SIGINT) while loading the workload, checking the configuration, describing "
+        f"this machine, before any run started: {out} keeps what it held, and written before the interrupt: "
+        "system.yaml"
+    )
+    assert (out / "resnet50" / "run_1").is_dir()
+
+
+def test_ctrl_c_in_another_command_names_the_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import specbench.commands.specs as specs
+    from specbench.cli import main
+
+    monkeypatch.setattr(specs, "spec_rows", _interrupt)
+    assert main(["specs"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "aborted: interrupted (Ctrl-C) during specbench specs, before it finished"
+    )

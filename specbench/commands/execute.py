@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from specbench.commands.options import interval_ms_option
-from specbench.errors import UsageError
+from specbench.errors import SpecbenchError, UsageError
 from specbench.files import atomic_write_text
 
 if TYPE_CHECKING:
@@ -145,28 +145,61 @@ def command(**params: Any) -> None:
       specbench execute caraml-resnet50 --slurm --nodes 2 --gpus-per-node 4 --dry-run
     """
     announce(startup_line(params))
-    from specbench.run import launch
-    from specbench.run.options import ExecuteOptions
+    out = Path(params["out"]) if params["out"] else None
+    held = _contents(out)
+    phase = "checking the spec and --out"
+    try:
+        from specbench.run import launch
+        from specbench.run.options import ExecuteOptions
 
-    options = ExecuteOptions.from_params(params)
-    check_before_launch(options)
-    if options.slurm is not None:
-        raise click.exceptions.Exit(_submit(launch.sbatch_job(options, options.slurm), options.slurm))
-    if options.torchrun.several and not launch.inside_launcher():
-        torchrun = launch.torchrun_job(options)
-        click.echo("launching: " + " ".join(torchrun), err=True)
-        raise click.exceptions.Exit(subprocess.call(torchrun))
-    if importlib.util.find_spec("torch") is not None:
-        announce("loading torch...")
-        import torch  # noqa: F401  (here, so that the wait is announced; the harness finds it loaded)
-    announce("loading the workload, checking the configuration, describing this machine...")
-    from specbench.run.harness import execute
+        options = ExecuteOptions.from_params(params)
+        out, held = options.out, _contents(options.out)
+        check_before_launch(options)
+        if options.slurm is not None:
+            raise click.exceptions.Exit(_submit(launch.sbatch_job(options, options.slurm), options.slurm))
+        if options.torchrun.several and not launch.inside_launcher():
+            torchrun = launch.torchrun_job(options)
+            click.echo("launching: " + " ".join(torchrun), err=True)
+            raise click.exceptions.Exit(subprocess.call(torchrun))
+        if importlib.util.find_spec("torch") is not None:
+            phase = "loading torch"
+            announce("loading torch...")
+            import torch  # noqa: F401  (here, so that the wait is announced; the harness finds it loaded)
+        phase = "loading the workload, checking the configuration, describing this machine"
+        announce(f"{phase}...")
+        from specbench.run.harness import execute
 
-    request = options.request()
-    code = execute(request)
+        request = options.request()
+        code = execute(request)
+    except KeyboardInterrupt:
+        raise _interrupted(phase, out, held) from None
     if request.dist.writer:
         click.echo(f"submission: {request.out}", err=True)
     raise click.exceptions.Exit(code)
+
+
+def _contents(out: Path | None) -> set[str] | None:
+    """The paths under --out (relative), or None where it does not exist: what an interrupted start-up left there."""
+    if out is None or not out.is_dir():
+        return None
+    return {str(path.relative_to(out)) for path in out.rglob("*")}
+
+
+def _interrupted(phase: str, out: Path | None, held: set[str] | None) -> SpecbenchError:
+    """Ctrl-C before any run started (a run's own interrupt is the harness's): what was interrupted, and what --out
+    holds now."""
+    from specbench.run.request import RunInterrupted
+
+    now = _contents(out)
+    written = sorted((now or set()) - (held or set()))
+    if out is None or (now is None and held is None):
+        kept = "nothing was written" + (f" ({out} was not created)" if out is not None else "")
+    elif not written:
+        kept = f"nothing was written; {out} keeps what it held"
+    else:
+        before = f"{out} keeps what it held, and" if held is not None else f"{out} holds only what was"
+        kept = f"{before} written before the interrupt: {', '.join(written[:5])}" + (" ..." if len(written) > 5 else "")
+    return RunInterrupted(f"interrupted by Ctrl-C (SIGINT) while {phase}, before any run started: {kept}")
 
 
 def check_before_launch(options: ExecuteOptions) -> None:
