@@ -38,6 +38,12 @@ def command() -> None:
 @click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--werror", "-W", is_flag=True, help="Treat warnings as errors in the exit code.")
 @click.option(
+    "--summary/--full",
+    default=True,
+    help="Text report: each system's findings as counts by code, each with its first finding, then the verdict; "
+    "or every finding with its MLPerf source  [default: --summary]",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -46,7 +52,14 @@ def command() -> None:
 )
 @click.pass_context
 def mlperf(
-    ctx: click.Context, root: Path, out: Path, spec: str | None, fmt: str, werror: bool, jobs: int | None
+    ctx: click.Context,
+    root: Path,
+    out: Path,
+    spec: str | None,
+    fmt: str,
+    werror: bool,
+    summary: bool,
+    jobs: int | None,
 ) -> None:
     """Convert an MLPerf Training results tree into validated, scored specbench submissions.
 
@@ -64,7 +77,7 @@ def mlperf(
         from specbench.run.progress import Progress
 
         outcome = import_results(root, out, spec, jobs, progress=Progress().phase)
-        sys.stdout.write(render_json(outcome, werror) if fmt == "json" else render_text(outcome, werror))
+        sys.stdout.write(render_json(outcome, werror) if fmt == "json" else render_text(outcome, werror, not summary))
     finally:
         if collecting:
             gc.enable()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from specbench.errors import EXIT_NONCOMPLIANT, EXIT_OK, UsageError
 from specbench.formats.mlperf_import import mlperf_benchmarks
+from specbench.formats.mlperf_rules import RULESETS
 from specbench.mlperf.convert import ConvertError, StagedSystem, SystemImport, output_folder, stage_system
 from specbench.mlperf.source import SourceError, SystemSource, scan
 from specbench.spec.builtin import find_spec
@@ -80,9 +81,13 @@ def import_results(
             f"no MLPerf results under {root}: expected <org>/systems/<system>.json with "
             "<org>/results/<system>/<benchmark>/result_*.txt (at most three folders down)"
         )
+    systems, refused = _supported(tree.systems, answered)
+    if not systems and refused:
+        raise _refusal(root, refused)
     outcome = ImportOutcome(root, out, "", skipped=list(tree.skipped))
-    outcome.skipped += _unanswered(tree.systems, answered)
-    tasks = _tasks(tree.systems, out, spec, outcome.skipped)
+    outcome.skipped += [item.why() for item in refused]
+    outcome.skipped += _unanswered(systems, answered)
+    tasks = _tasks(systems, out, spec, outcome.skipped)
     workers = min(jobs or default_jobs(), len(tasks) - 1)
     with _no_cyclic_gc():
         done = _import_in_workers(tasks, workers) if workers > 1 else _import_in_turn(tasks)
@@ -98,6 +103,70 @@ def import_results(
     outcome.spec = ", ".join(sorted({b.name for s in outcome.systems for b in s.imported.benchmarks}))
     _score(outcome)
     return outcome
+
+
+USAGE_NAMES = {"training": "Training", "hpc": "HPC"}
+
+
+def supported_rounds() -> str:
+    """'MLPerf Training v3.1, v4.0, ...; MLPerf HPC v1.0, ...': the rounds whose typed rules specbench holds."""
+    by_usage: dict[str, list[str]] = {}
+    for usage, ruleset in RULESETS:
+        by_usage.setdefault(usage, []).append(_round_name(ruleset))
+    return "; ".join(f"MLPerf {USAGE_NAMES[usage]} {', '.join(rounds)}" for usage, rounds in by_usage.items())
+
+
+def _round_name(ruleset: str) -> str:
+    """'4.0.0' -> 'v4.0', '4.0.1' -> 'v4.0.1': a round as MLCommons names its results repositories."""
+    return "v" + (ruleset.removesuffix(".0") if ruleset.count(".") == 2 else ruleset)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A system of a round specbench has no MLPerf rules for."""
+
+    system: SystemSource
+    round: str
+    """'MLPerf Training v9.9'."""
+
+    def why(self) -> str:
+        return f"{_label(self.system)}: not imported: {self.round} is a round specbench has no rules for"
+
+
+def _supported(
+    systems: list[SystemSource], answered: Mapping[str, LoadedSpec]
+) -> tuple[list[SystemSource], list[Refused]]:
+    """The systems of a round specbench has rules for, and the others, before any of their logs is read.
+
+    A round is the org folder's vN.M (`OrgFolder.ruleset`); with none, convert assumes its default and notes it.
+    """
+    kept: list[SystemSource] = []
+    refused: list[Refused] = []
+    for system in systems:
+        ruleset = system.org.ruleset
+        usages = {_usage(answered[b.name]) for b in system.benchmarks if b.name in answered}
+        unknown = sorted(u for u in usages if ruleset is not None and (u, ruleset) not in RULESETS)
+        if unknown and ruleset is not None:
+            refused.append(Refused(system, f"MLPerf {USAGE_NAMES[unknown[0]]} {_round_name(ruleset)}"))
+        else:
+            kept.append(system)
+    return kept, refused
+
+
+def _usage(loaded: LoadedSpec) -> str:
+    return loaded.spec.mlperf.usage if loaded.spec.mlperf is not None else "training"
+
+
+def _refusal(root: Path, refused: list[Refused]) -> UsageError:
+    """Every system under `root` is of an unsupported round: which rounds, how many systems, and the supported ones."""
+    counts: dict[str, int] = {}
+    for item in refused:
+        counts[item.round] = counts.get(item.round, 0) + 1
+    rounds = "; ".join(f"{name} ({count} system(s))" for name, count in counts.items())
+    return UsageError(
+        f"nothing under {root} is of a round specbench has MLPerf rules for: found {rounds}; "
+        f"supported: {supported_rounds()}"
+    )
 
 
 def _progress_line(number: int, total: int, imported: SystemImport | None, problem: str | None) -> str:

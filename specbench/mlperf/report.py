@@ -1,4 +1,8 @@
-"""What `specbench import mlperf` prints: per system, where it went, its runs, its scores and every finding.
+"""What `specbench import mlperf` prints: per system, where it went, its runs, its scores and its findings.
+
+The findings are summarised by code (validate's `render_summary`: counts, the first of each, the verdict), or
+listed one by one (`full`); either way a finding that may explain others (a log line that cannot be parsed)
+comes first.
 
 Findings in an imported log or trace also name the MLPerf file and line they come from: a log is
 verbatim (its lines are the source's lines), and each power.csv row maps to one node log line.
@@ -7,6 +11,7 @@ verbatim (its lines are the source's lines), and each power.csv row maps to one 
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from specbench.formats.mlperf_import import ImportedBenchmark, Published
@@ -16,6 +21,7 @@ from specbench.mlperf.source import natural_key
 from specbench.textsafe import visible
 from specbench.validator.findings import Finding
 from specbench.validator.model import Report
+from specbench.validator.render import cause_first, consequence_notes, render_summary
 
 REPORT_FORMAT_VERSION = 1
 
@@ -182,7 +188,8 @@ def _weak_figures(published: Published) -> str:
     return figures
 
 
-def render_system(system: SystemOutcome, werror: bool = False) -> str:
+def render_system(system: SystemOutcome, werror: bool = False, full: bool = False) -> str:
+    """One system: where it went, its runs, scores and published figures, then its findings by code (or each)."""
     imported, report = system.imported, system.report
     lines = [f"{imported.label} -> {imported.output}: {verdict(report, werror)}"]
     lines.extend(f"  note: {visible(note)}" for note in imported.notes)
@@ -192,7 +199,21 @@ def render_system(system: SystemOutcome, werror: bool = False) -> str:
         lines.append("  " + _score_line(system, bench.name))
         lines.extend("  " + line for line in _published_lines(bench.record))
         lines.extend(f"  ignored: {visible(str(item))}" for item in bench.record.ignored)
-    for finding in report.findings:
+    if full:
+        lines.extend(_every_finding(imported, report))
+    else:
+        source = partial(source_of, imported)
+        lines.extend(
+            render_summary(report.findings, verdict(report, werror), indent="  ", werror=werror, source=source)
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _every_finding(imported: SystemImport, report: Report) -> list[str]:
+    lines = []
+    findings = cause_first(report.findings)
+    notes = consequence_notes(findings)
+    for index, finding in enumerate(findings):
         where = visible(finding.location.file or "(the submission)")
         if finding.location.line is not None:
             where += f":{finding.location.line}"
@@ -200,11 +221,14 @@ def render_system(system: SystemOutcome, werror: bool = False) -> str:
         lines.append(f"  {finding.severity} {finding.code} {where}: {visible(finding.message)}")
         if origin is not None:
             lines.append(f"      MLPerf source: {visible(str(origin))}")
-    return "\n".join(lines) + "\n"
+        if index in notes:
+            lines.append(f"      note: {notes[index]}")
+    return lines
 
 
-def render_text(outcome: ImportOutcome, werror: bool = False) -> str:
-    parts = [render_system(s, werror) for s in outcome.systems]
+def render_text(outcome: ImportOutcome, werror: bool = False, full: bool = False) -> str:
+    """Every system in turn (findings by code, or each with `full`), what was skipped, and a one-line tally."""
+    parts = [render_system(s, werror, full) for s in outcome.systems]
     tail = [f"skipped: {visible(str(item))}" for item in outcome.skipped]
     compliant = sum(s.report.compliant(werror) for s in outcome.systems)
     tail.append(

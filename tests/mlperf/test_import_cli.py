@@ -21,7 +21,7 @@ def invoke(*args: str) -> tuple[int, str, BaseException | None]:
 
 
 def test_text_report_names_runs_sources_scores_and_findings(tmp_path: Path) -> None:
-    code, output, _ = invoke("mlperf", str(corpus()), "--out", str(tmp_path))
+    code, output, _ = invoke("mlperf", str(corpus()), "--out", str(tmp_path), "--full")
     assert code == 0  # SMC's power findings go beyond MLPerf's tools: warnings (see test_import_corpus.py)
     assert (
         f"v4.0/tinycorp/tinybox_green -> {tmp_path}/v4.0/tinycorp/tinybox_green: compliant: 0 error(s), 8 warning(s)"
@@ -41,6 +41,69 @@ def test_text_report_names_runs_sources_scores_and_findings(tmp_path: Path) -> N
     assert output.endswith(
         f"3 system(s) imported from {CORPUS} into {tmp_path} (spec mlperf-resnet50): 3 compliant, 0 non-compliant\n"
     )
+
+
+def test_text_report_summarises_each_systems_findings_by_code(tmp_path: Path) -> None:
+    """By default each system's findings are counted by code, each with its first finding and its MLPerf source."""
+    tree = tmp_path / "src" / "v4.0"
+    shutil.copytree(corpus() / "v4.0" / "tinycorp", tree / "tinycorp")
+    code, output, _ = invoke("mlperf", str(tree), "--out", str(tmp_path / "out"))
+    assert code == 0
+    assert invoke("mlperf", str(tree), "--out", str(tmp_path / "out"), "--summary")[1] == output
+    findings = output[output.index("\n\n  warnings") :]
+    assert findings == (
+        "\n"
+        "\n"
+        "  warnings (8), by code with the first of each\n"
+        "    2 SB-MLP-001 MLPerf log rule broken\n"
+        "        mlperf-resnet50/run_1/log.txt: run_stop: expected exactly one line, found 0 (MLPerf "
+        "training_4.0.0/common.yaml); the run counts as failed\n"
+        "        MLPerf source: results/tinybox_green/resnet/result_0.txt\n"
+        "        hint: the run counts as failed, as MLPerf's package checker tolerates one non-compliant run; "
+        "SB-RUN-002 says whether too many failed\n"
+        "    5 SB-MLP-002 evaluation off MLPerf's schedule\n"
+        "        mlperf-resnet50/run_1/log.txt:115 metadata.epoch_num: expected evaluations every 4 epochs from "
+        "epoch 3, found evaluations off that schedule at epoch 33, 34, 36, 37 (stricter than MLPerf: its training "
+        "rules schedule the evaluations, but its checker, package checker and result summarizer do not check the "
+        "schedule)\n"
+        "        MLPerf source: results/tinybox_green/resnet/result_0.txt:115\n"
+        "        hint: MLPerf's rules evaluate ResNet every 4 epochs at one offset; MLPerf's tools do not check it, "
+        "so the extra evaluations count as logged\n"
+        "    1 SB-LOG-009 target quality not reached\n"
+        "        mlperf-resnet50/run_1/log.txt:136: expected eval_accuracy >= 0.759, found best 0.75858 at epoch 36 "
+        "(line 130) and no run_stop; the run counts as failed\n"
+        "        MLPerf source: results/tinybox_green/resnet/result_0.txt:136\n"
+        "        hint: the run counts as failed; the runs rule says how many may fail\n"
+        "\n"
+        "  verdict: compliant: 0 error(s), 8 warning(s) (8 finding(s) under 3 code(s); --full lists each)\n"
+        "\n"
+        f"1 system(s) imported from {tree} into {tmp_path / 'out'} (spec mlperf-resnet50): 1 compliant, "
+        "0 non-compliant\n"
+    )
+    full = invoke("mlperf", str(tree), "--out", str(tmp_path / "out"), "--full")[1]
+    assert full.count("  warning SB-MLP-002 ") == 5 and "by code" not in full
+
+
+def test_a_round_without_rules_is_refused_before_any_run(tmp_path: Path) -> None:
+    """A round specbench has no MLPerf rules for is a usage error naming the supported rounds; beside a supported
+    round, its systems are skipped and the others imported."""
+    tree = tmp_path / "src"
+    shutil.copytree(corpus() / "v4.0" / "tinycorp", tree / "v9.9" / "tinycorp")
+    out = tmp_path / "out"
+    _, _, error = invoke("mlperf", str(tree / "v9.9"), "--out", str(out))
+    assert isinstance(error, UsageError) and error.exit_code == EXIT_UNUSABLE
+    assert str(error) == (
+        f"nothing under {tree / 'v9.9'} is of a round specbench has MLPerf rules for: found MLPerf Training v9.9 "
+        "(1 system(s)); supported: MLPerf Training v3.1, v4.0, v4.1, v5.0, v5.1; MLPerf HPC v1.0, v2.0, v3.0"
+    )
+    assert not out.exists()
+    shutil.copytree(corpus() / "v4.0" / "tinycorp", tree / "v4.0" / "tinycorp")
+    code, output, _ = invoke("mlperf", str(tree), "--out", str(out))
+    assert code == 0 and not (out / "v9.9").exists()
+    assert (
+        "skipped: v9.9/tinycorp/results/tinybox_green: not imported: MLPerf Training v9.9 is a round specbench "
+        "has no rules for\n1 system(s) imported"
+    ) in output
 
 
 def test_json_report(tmp_path: Path) -> None:
