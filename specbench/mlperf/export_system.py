@@ -6,7 +6,9 @@ is written as MLPerf published it, its `status` moved to that list where the rou
 word (available, onprem, cloud, ...), each such change noted. A specbench submission's is built
 from what system.yaml states; what it does not state is "" and noted, except the fields MLPerf's
 result summarizer computes with (host_processors_per_node, which system.yaml never records), which
-`--field` must give.
+`--field` must give. A field the hardware layer states under MLPerf's own name (as an imported system's
+does) is written as stated; host_processor_core_count, cores per processor, is otherwise system.yaml's
+cpu_count over host_processors_per_node, noted as such (cpu_count counts logical CPUs).
 """
 
 from __future__ import annotations
@@ -107,8 +109,8 @@ def built_description(
         "other_software_stack": _software(layers),
         "sw_notes": f"exported from specbench submission {system.submitter}/{system.system}",
     }
-    description = {name: known.get(name) or "" for name in REQUIRED}
-    unknown = [name for name in REQUIRED if not description[name] and name not in fields]
+    stated = {name: _text(hardware.get(name)) for name in REQUIRED if _text(hardware.get(name))}
+    description = {name: stated.get(name) or known.get(name) or "" for name in REQUIRED}
     description.update(fields)
     for name in INTEGERS:
         if not str(description[name]).strip().isdigit():
@@ -116,11 +118,31 @@ def built_description(
                 f"MLPerf's result summarizer needs {name} as a whole number, and system.yaml does not state it: "
                 f"give it with --field {name}=N"
             )
+    if not description["host_processor_core_count"]:
+        description["host_processor_core_count"] = _cores_per_processor(
+            hardware.get("cpu_count"), int(description["host_processors_per_node"]), notes
+        )
+    unknown = [name for name in REQUIRED if not description[name]]
     if unknown:
         notes.append(
             'not stated in system.yaml, written as "" (give them with --field KEY=VALUE): ' + ", ".join(unknown)
         )
     return description
+
+
+def _cores_per_processor(cpu_count: Any, processors: int, notes: list[str]) -> str:
+    """system.yaml's cpu_count (the node's logical CPUs) over the processors per node, "" where it does not divide."""
+    if not isinstance(cpu_count, int) or isinstance(cpu_count, bool) or cpu_count < 1 or processors < 1:
+        return ""
+    if cpu_count % processors:
+        return ""
+    cores = cpu_count // processors
+    notes.append(
+        f"host_processor_core_count {cores}: system.yaml's cpu_count {cpu_count} (logical CPUs, hardware threads "
+        f"included) over host_processors_per_node {processors}; give --field host_processor_core_count=N where "
+        "a processor has fewer physical cores"
+    )
+    return str(cores)
 
 
 def parse_fields(items: list[str]) -> dict[str, str]:
