@@ -82,3 +82,51 @@ def test_inductor_writes_its_kernels_into_the_folder(tmp_path: Path) -> None:
     assert int(runs[1].stdout.split()[-1]) > 0
     assert any((tmp_path / "sb" / "inductor").rglob("*.py"))
     assert runs[0].stdout.split()[0] == str(tmp_path / "sb" / "inductor")
+
+
+@pytest.mark.slow
+@pytest.mark.needs("torch", "filelock")
+def test_inductors_file_locks_are_dropped_before_interpreter_teardown(tmp_path: Path) -> None:
+    """A compiled training step on the CPU loads inductor's padding pass, whose on-disk cache keeps a FileLock in a
+    module global; left to teardown, filelock 3.x's BaseFileLock.__del__ finds `os` cleared and prints
+    "Exception ignored in: BaseFileLock.__del__". use_compile_cache's exit hook drops it while modules are whole."""
+    code = (
+        "import atexit, gc\n"
+        "def live():\n"
+        "    from filelock import BaseFileLock\n"
+        "    return sum(1 for o in gc.get_objects() if BaseFileLock in type(o).__mro__)\n"
+        "atexit.register(lambda: print('after', live()))\n"  # registered first: runs after specbench's hook
+        "import torch\n"
+        "from specbench.run.compilecache import use_compile_cache\n"
+        "use_compile_cache()\n"
+        "linear = torch.nn.Linear(8, 8)\n"
+        "torch.compile(lambda x: linear(x).relu().sum())(torch.ones(4, 8)).backward()\n"
+        "atexit.register(lambda: print('before', live()))\n"  # runs first
+    )
+    env = {k: v for k, v in os.environ.items() if k not in (ENV, "TRITON_CACHE_DIR")}
+    env["SPECBENCH_CACHE_DIR"] = str(tmp_path / "sb")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    counts = dict(line.split() for line in run.stdout.splitlines() if line.startswith(("before", "after")))
+    if counts["before"] == "0":
+        pytest.skip("this torch keeps no file lock for the life of the process")
+    assert counts["after"] == "0", run.stdout
+    assert "Exception ignored" not in run.stderr
+
+
+def test_the_exit_hook_drops_only_file_locks_of_registered_caches(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    filelock = pytest.importorskip("filelock")
+    from specbench.run.compilecache import release_compile_locks
+
+    class Disk:
+        def __init__(self, path: str) -> None:
+            self._flock = filelock.FileLock(path)
+            self.kept = "a path"
+
+    cache = SimpleNamespace(_disk_cache=Disk(str(tmp_path / "dir.lock")), name="should_pad")
+    monkeypatch.setitem(sys.modules, "torch._inductor.utils", SimpleNamespace(_registered_caches=[cache]))
+    assert release_compile_locks() == 1
+    assert not hasattr(cache._disk_cache, "_flock") and cache._disk_cache.kept == "a path"
+    assert release_compile_locks() == 0

@@ -6,14 +6,25 @@ kernels again. specbench points inductor (and Triton under it) at a folder in th
 unless the user named another folder with TORCHINDUCTOR_CACHE_DIR. The cache holds kernels compiled on this machine
 for this software: it changes how long a run takes to start, never what it measures (the timed window
 opens after the warm-up steps).
+
+Inductor also keeps a file lock for the life of the process: its padding pass's on-disk cache
+(torch._inductor.runtime.caching.memoizers.should_pad_memoizer) holds a filelock.FileLock in a module
+global. Left to interpreter teardown, an older filelock's BaseFileLock.__del__ runs after the `os` it calls
+was cleared and prints "Exception ignored in: BaseFileLock.__del__" after the run's last line;
+`release_compile_locks`, run at exit while every module is whole, releases and drops those locks first.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
+from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 ENV = "TORCHINDUCTOR_CACHE_DIR"
+_release_registered = False
 
 
 def cache_root(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:
@@ -47,8 +58,38 @@ def use_compile_cache(
     folder = Path(chosen) if users and chosen else cache_root(environ) / "inductor"
     folder.mkdir(parents=True, exist_ok=True)
     environ[ENV] = str(folder)
+    _release_at_exit()
     held = sum(len(files) for _, _, files in os.walk(folder))
     return folder, held
+
+
+def _release_at_exit() -> None:
+    global _release_registered
+    if not _release_registered:
+        atexit.register(release_compile_locks)
+        _release_registered = True
+
+
+def release_compile_locks() -> int:
+    """Release and drop the file locks inductor's registered caches hold (and their on-disk caches), so that each
+    lock's finaliser runs now rather than at interpreter teardown; returns how many were dropped."""
+    utils, filelock = sys.modules.get("torch._inductor.utils"), sys.modules.get("filelock")
+    if utils is None or filelock is None:
+        return 0
+    dropped = 0
+    for cache in list(getattr(utils, "_registered_caches", ())):
+        for holder in (cache, getattr(cache, "_disk_cache", None)):
+            for name, value in list(_attributes(holder).items()):
+                if isinstance(value, filelock.BaseFileLock):
+                    with suppress(Exception):
+                        value.release(force=True)
+                    delattr(holder, name)
+                    dropped += 1
+    return dropped
+
+
+def _attributes(holder: Any) -> dict[str, Any]:
+    return dict(vars(holder)) if hasattr(holder, "__dict__") else {}
 
 
 def describe(folder: Path, held: int) -> str:
