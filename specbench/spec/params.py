@@ -1,8 +1,9 @@
 """The parameters each executor reads, by name: what a spec, a `--set` and a submission may name for it.
 
 The executors (specbench/workloads) give each parameter its type, default and help and import torch;
-these names are what the spec loader, `execute` and the validator check against without it. The harness
-refuses an executor whose options or defaults are not declared here, and a test keeps the two in sync.
+these names are what the spec loader and the validator check against without it. A test
+(tests/test_executor_params.py) keeps the two in sync: each executor's options are its settings here, in
+the same layers, and each default it records is one of its hyperparameters here.
 """
 
 from __future__ import annotations
