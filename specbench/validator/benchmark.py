@@ -42,6 +42,7 @@ from specbench.validator.integrity import check_spec_identity
 from specbench.validator.logcheck import check_log, check_seeds
 from specbench.validator.mlperf import dialect_for, is_weak_scaling
 from specbench.validator.model import BenchmarkData, LogReading, RunData, RunVerdict
+from specbench.validator.params import check_params
 from specbench.validator.physics import DevicePhysics, check_trace_devices, is_ranked
 from specbench.validator.physics import check_run as check_physics
 from specbench.validator.powercheck import PowerTask, power_task
@@ -137,6 +138,7 @@ def finish_benchmark(
     if bench.meta is not None and meta_file is not None and bench.spec is not None:
         inputs = _inputs(ctx, bench, meta_file, system, system_file)
         check_layers(ctx.findings, inputs, bench.spec)
+        check_params(ctx.findings, bench.meta, meta_file, bench.spec, imported=ctx.imported is not None)
         check_reference(ctx.findings, inputs, bench.spec)
         check_problem(ctx.findings, inputs, bench.spec)
         check_variant(ctx.findings, bench.meta, meta_file, bench.spec, bench.runs)
