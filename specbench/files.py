@@ -1,4 +1,5 @@
-"""Crash-safe files: atomic writes (temporary file, then rename), and manifest.json (its model, its writers)."""
+"""Crash-safe files: atomic writes (temporary file, then rename), and manifest.json's writer (its model, which the
+validator reads it with, is formats/manifest.py; this module loads no pydantic, so commands start fast)."""
 
 from __future__ import annotations
 
@@ -9,37 +10,17 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT_VERSION: Literal[1] = 1
 SIGNATURE_FILE = MANIFEST + ".sig"
 """`specbench sign` writes it next to the manifest; the manifest never lists it."""
 
 
-class ManifestEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    bytes: int = Field(ge=0)
-
-
-class Manifest(BaseModel):
-    """`manifest.json`, the one definition: sha256 and size of every other file under ORG/SYSTEM. The writers
-    build it (`manifest_data`); the validator reads it with it (validator/integrity.py)."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    format_version: Literal[1]
-    algorithm: Literal["sha256"]
-    files: dict[str, ManifestEntry]
-
-
 def manifest_data(files: dict[str, tuple[str, int]]) -> dict[str, Any]:
-    """manifest.json's content for (sha256, size) by relative path, in path order, checked by its model."""
-    entries = {rel: ManifestEntry(sha256=sha, bytes=size) for rel, (sha, size) in sorted(files.items())}
-    manifest = Manifest(format_version=MANIFEST_FORMAT_VERSION, algorithm="sha256", files=entries)
-    return manifest.model_dump()
+    """manifest.json's content for (sha256, size) by relative path, in path order: what every writer writes, in
+    the form formats/manifest.py's model reads (a test holds the two together)."""
+    entries = {rel: {"sha256": sha, "bytes": size} for rel, (sha, size) in sorted(files.items())}
+    return {"format_version": MANIFEST_FORMAT_VERSION, "algorithm": "sha256", "files": entries}
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -27,7 +27,7 @@ from specbench.run.options import ExecuteOptions
 from specbench.scoring.leaderboard import Leaderboard, build
 from specbench.scoring.metrics import RunScore
 from specbench.scoring.reproduction import ENERGY_TOLERANCE, Side, compare, device_mismatch
-from specbench.scoring.reproductions import reruns_of
+from specbench.scoring.reproductions import RETAINED, reruns_of
 from specbench.spec.models import Quality
 from specbench.validator.bounds import UNCONFIRMED_CODES
 from specbench.validator.findings import Finding
@@ -210,7 +210,7 @@ def board(claim: Path, *reruns: Path, unconfirmed: bool = False) -> Leaderboard:
     if unconfirmed:
         where = Location(f"{CARAML}/run_1/result.json")
         report.findings.append(Finding(UNCONFIRMED, "warning", where, "beyond the best-known rate", "reproduce it"))
-    return build([report], reruns=reruns_of([validate_submission(r) for r in reruns]))
+    return build([report], reruns=reruns_of([validate_submission(r, retain=RETAINED) for r in reruns]))
 
 
 def test_the_record_holds_both_values_the_ratio_and_the_verdict(generated: dict[str, Path]) -> None:
@@ -478,5 +478,10 @@ def test_an_honest_smoke_submission_reproduces(tmp_path: Path, capsys: pytest.Ca
     printed = capsys.readouterr().out
     assert "verdict: reproduced" in printed
     assert f"wrote {out / 'reproduction.json'}; sign it with: specbench sign {out} -k KEY" in printed
-    entry = build([validate_submission(honest)], reruns=reruns_of([validate_submission(out)])).groups[0].entries[0]
+    entry = (
+        build([validate_submission(honest)], reruns=reruns_of([validate_submission(out, retain=RETAINED)]))
+        .groups[0]
+        .entries[0]
+    )
     assert entry.reproduction is not None and entry.reproduction.status == "reproduced"
+

@@ -87,10 +87,13 @@ def command(
     reports = validate_many(folders, spec, jobs=jobs or available_cpus(), signers=signers, devices=devices)
     reruns = []
     if reproductions is not None:
-        from specbench.scoring.reproductions import notices, reproduction_folders, reruns_of
+        from specbench.scoring.reproductions import RETAINED, notices, reproduction_folders, reruns_of
 
         found = reproduction_folders(reproductions)
-        reruns = reruns_of(validate_many(found, jobs=jobs or available_cpus(), signers=signers, devices=devices))
+        validated = validate_many(
+            found, jobs=jobs or available_cpus(), signers=signers, devices=devices, retain=RETAINED
+        )
+        reruns = reruns_of(validated)
     board = build(reports, roots=paths, reruns=reruns)
     if reproductions is not None:
         for line in notices(reproductions, reruns, board):

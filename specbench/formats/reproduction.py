@@ -101,23 +101,35 @@ class RecordError(SpecbenchError):
 
 
 def read_record(path: Path) -> ReproductionRecord:
-    """The record at `path`, checked field by field; RecordError names the file and the first problem."""
+    """The record `reproduce` wrote at `path`; RecordError names the file and the first problem. A record in a
+    folder being scored is read once, by validation's confined tree, and given to `parse_record`."""
     try:
         size = path.stat().st_size
         if size > MAX_RECORD_BYTES:
             raise RecordError(f"{path}: expected at most {MAX_RECORD_BYTES} bytes, found {size}")
-        data = parse_json_text(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, JsonValueError) as err:
+        raw = path.read_bytes()
+    except OSError as err:
         raise RecordError(f"{path}: not a readable JSON file ({err})") from err
+    return parse_record(raw, str(path))
+
+
+def parse_record(raw: bytes, where: str) -> ReproductionRecord:
+    """reproduction.json's bytes, checked field by field; RecordError names `where` and the first problem."""
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(f"{where}: expected at most {MAX_RECORD_BYTES} bytes, found {len(raw)}")
+    try:
+        data = parse_json_text(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, JsonValueError) as err:
+        raise RecordError(f"{where}: not a readable JSON file ({err})") from err
     if not isinstance(data, dict):
-        raise RecordError(f"{path}: expected a JSON object, found {type(data).__name__}")
+        raise RecordError(f"{where}: expected a JSON object, found {type(data).__name__}")
     if data.get("format") != REPRODUCTION_FORMAT:
-        raise RecordError(f"{path}: expected format {REPRODUCTION_FORMAT!r}, found {data.get('format')!r}")
+        raise RecordError(f"{where}: expected format {REPRODUCTION_FORMAT!r}, found {data.get('format')!r}")
     if data.get("format_version") != REPRODUCTION_FORMAT_VERSION:
-        raise RecordError(f"{path}: file format version {data.get('format_version')!r} not supported")
+        raise RecordError(f"{where}: file format version {data.get('format_version')!r} not supported")
     try:
         return ReproductionRecord.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(root)"
-        raise RecordError(f"{path}: {where}: {first['msg']}") from None
+        at = ".".join(str(part) for part in first["loc"]) or "(root)"
+        raise RecordError(f"{where}: {at}: {first['msg']}") from None

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from specbench.formats.reproduction import REPRODUCTION_FILE, RecordError, read_record
+from specbench.formats.reproduction import REPRODUCTION_FILE, RecordError, parse_record
 from specbench.scoring.leaderboard import Leaderboard, build
 from specbench.scoring.reproduction import Rerun
 from specbench.validator.model import Report
@@ -21,6 +21,10 @@ from specbench.validator.validate import discover
 EXCUSED_CODES = frozenset({"SB-RUN-001", "SB-RUN-002"})
 """Errors that do not make a re-run unusable: it holds `reproduce --runs` runs, which may differ from the
 spec's count, and its failed runs are compared with the spec's `max_failed` as a metric of their own."""
+
+
+RETAINED = frozenset({REPRODUCTION_FILE})
+"""What validation of a re-run folder keeps for `rerun_of`: the record, read once by its confined tree."""
 
 
 def reproduction_folders(path: Path) -> list[Path]:
@@ -32,8 +36,13 @@ def rerun_of(report: Report) -> Rerun:
     """A validated re-run folder with its record and its scored benchmark, or why it cannot be used."""
     folder = report.path
     hardware = report.system.layers.get("hardware", {}) if report.system is not None else {}
+    raw = report.retained.get(REPRODUCTION_FILE)
     try:
-        record = read_record(Path(report.root) / REPRODUCTION_FILE)
+        if raw is None:
+            raise RecordError(
+                f"{Path(report.root) / REPRODUCTION_FILE}: not read (refused or missing, see the findings)"
+            )
+        record = parse_record(raw, str(Path(report.root) / REPRODUCTION_FILE))
     except RecordError as err:
         return Rerun(folder, None, None, hardware, problem=str(err))
     problem = usable_problem(report, record.rerun_benchmark)

@@ -229,7 +229,7 @@ class Tree:
             data = self._read_whole(rel, entry, bound)
             if data is None:
                 return None
-            self.kept[rel] = data
+            self.kept[rel] = self._retained(rel, data)
             return self.digests[rel]
         try:
             fd = self._open(rel)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION, SIGNATURE_FILE, Manifest, ManifestEntry
+from specbench.files import MANIFEST, MANIFEST_FORMAT_VERSION, SIGNATURE_FILE
+from specbench.formats.manifest import Manifest, ManifestEntry
 from specbench.spec.loader import LoadedSpec
 from specbench.spec.system import SubmissionMeta
 from specbench.validator.context import Context

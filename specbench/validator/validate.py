@@ -212,11 +212,13 @@ def _check_root_names(ctx: Context, root: Path, system: SystemDescription, loade
             )
 
 
-def _validate_one(args: tuple[str, str | None, Limits, AllowedSigners | None, Path | None]) -> Report:
+def _validate_one(
+    args: tuple[str, str | None, Limits, AllowedSigners | None, Path | None, frozenset[str]],
+) -> Report:
     """One submission in a worker process (its runs' traces are read in that process). The parsed logs stay
     here: nothing after validation reads them, and sending them back cost more than the work saved."""
-    path, spec, limits, signers, devices = args
-    report = validate_submission(path, spec, limits=limits, signers=signers, devices=devices)
+    path, spec, limits, signers, devices, retain = args
+    report = validate_submission(path, spec, limits=limits, signers=signers, devices=devices, retain=retain)
     fingerprint_logs(report)
     for bench in report.benchmarks:
         for run in bench.runs:
@@ -240,6 +242,7 @@ def validate_many(
     limits: Limits = DEFAULT_LIMITS,
     signers: AllowedSigners | None = None,
     devices: Path | None = None,
+    retain: frozenset[str] = frozenset(),
 ) -> list[Report]:
     """Validate several submission folders, in up to `jobs` processes; reports come back in the order given.
 
@@ -253,12 +256,16 @@ def validate_many(
         load_devices(devices)  # a malformed table stops here, before any submission is judged
     if jobs <= 1 or len(paths) <= 2:
         reports = [
-            validate_submission(p, limits=limits, specs=index, jobs=jobs, signers=signers, devices=devices)
+            validate_submission(
+                p, limits=limits, specs=index, jobs=jobs, signers=signers, devices=devices, retain=retain
+            )
             for p in paths
         ]
     else:
-        first = validate_submission(paths[0], limits=limits, specs=index, signers=signers, devices=devices)
-        work = [(str(p), None if spec is None else str(spec), limits, signers, devices) for p in paths[1:]]
+        first = validate_submission(
+            paths[0], limits=limits, specs=index, signers=signers, devices=devices, retain=retain
+        )
+        work = [(str(p), None if spec is None else str(spec), limits, signers, devices, retain) for p in paths[1:]]
         from concurrent.futures import ProcessPoolExecutor  # here: multiprocessing is slow to import
 
         with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -135,3 +136,21 @@ def test_read_after_digest_gives_the_digested_bytes(smoke: Path) -> None:
     assert rel not in tree.kept
     assert tree.read(rel) == data  # read again: from the file
     assert tree.read(rel, limit=10) is None and [f.code for f in findings.items] == ["SB-STR-003"]
+
+
+def test_what_every_manifest_writer_writes_is_what_the_validator_reads(tmp_path: Path) -> None:
+    """manifest.json's writers (write_manifest, the MLPerf importer's staging) share files.manifest_data; the
+    validator reads it with formats/manifest.py's model, which takes exactly that form."""
+    from specbench.files import manifest_data, write_manifest
+    from specbench.formats.manifest import Manifest
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "x.txt").write_text("x")
+    (tmp_path / "a.txt").write_text("ab")
+    written = json.loads(write_manifest(tmp_path).read_text())
+    assert Manifest.model_validate(written).model_dump() == written
+    assert list(written["files"]) == ["a.txt", "b/x.txt"]
+    assert manifest_data({"z": ("0" * 64, 1), "a": ("f" * 64, 2)})["files"] == {
+        "a": {"sha256": "f" * 64, "bytes": 2},
+        "z": {"sha256": "0" * 64, "bytes": 1},
+    }
