@@ -122,7 +122,7 @@ def test_an_option_has_the_same_short_form_in_every_command() -> None:
     expected = {"--out": ["-o"], "--format": ["-f"], "--profile": ["-p"], "--level": ["-l"], "--spec": ["-S"]}
     expected |= {"--set": ["-s"], "--jobs": ["-j"], "--werror": ["-W"], "--allowed-signers": ["-a"]}
     expected |= {"--device": ["-d"], "--power": ["-m"], "--interval-ms": ["-i"], "--seed": []}
-    expected |= {"--runs": [], "--data": [], "--devices": []}
+    expected |= {"--runs": [], "--data": [], "--devices": [], "--summary": []}
     shared = {long: by for long, by in shorts.items() if len(by) > 1}
     assert set(shared) <= set(expected), set(shared) - set(expected)
     for long, by in shorts.items():
