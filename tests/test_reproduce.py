@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from support.committed import committed
 
 from specbench.accounting.accounts import Accounts
 from specbench.cli import main
@@ -348,7 +349,7 @@ def test_the_committed_h200_submission_re_runs_with_its_settings_under_todays_na
 
     # today's default on an NVIDIA GPU with Triton; the submission predates the option, so it ran torch's pooling
     monkeypatch.setattr(FusedKernelsOption, "default", lambda self, device: "pool" if device == "cuda" else "none")
-    source = load_source(REPO / "submissions" / "specbench" / "h200")
+    source = load_source(committed("h200"))
     plan = plan_rerun(source, RerunRequest(), Path("reproductions/specbench/h200"), "cuda")
     # bf16 and channels_last are execute's defaults on CUDA
     assert plan.overrides == ("compile_mode=default", "fused_kernels=none")
@@ -484,4 +485,3 @@ def test_an_honest_smoke_submission_reproduces(tmp_path: Path, capsys: pytest.Ca
         .entries[0]
     )
     assert entry.reproduction is not None and entry.reproduction.status == "reproduced"
-

@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from support.committed import committed
 
 from specbench.formats.mllog import parse_log
 from specbench.mlperf import import_results
@@ -29,7 +30,7 @@ from specbench.validator.evidence import step_samples
 
 ROUNDS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "mlperf-rounds"
 HPC = ROUNDS / "hpc-v2.0"
-COMMITTED = Path(__file__).resolve().parents[2] / "submissions" / "specbench" / "h200-extreme-weather"
+COMMITTED = committed("h200-extreme-weather")
 MAKER = Path(__file__).resolve().parents[1] / "validator" / "make_submission.py"
 SPEC = "mlperf-hpc-deepcam"
 FLOPS_PER_SAMPLE = 1_963_974_567_936

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ruamel.yaml import YAML
+from support.committed import committed
 
 from specbench.mlperf.export_system import built_description
 from specbench.spec.system import SystemDescription
@@ -15,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def h200(**hardware: object) -> SystemDescription:
     """The committed specbench/h200 submission's system.yaml (16 logical CPUs, one H200), hardware keys changed."""
-    data = YAML(typ="safe").load((REPO / "submissions" / "specbench" / "h200" / "system.yaml").read_text())
+    data = YAML(typ="safe").load(committed("h200", "system.yaml").read_text())
     data["layers"]["hardware"].update(hardware)
     return SystemDescription.model_validate(data)
 

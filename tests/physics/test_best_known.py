@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.committed import committed_submissions
 
 from specbench.errors import InputError
 from specbench.physics import (
@@ -88,7 +89,7 @@ def _committed_energies() -> dict[tuple[str, str | None, str], dict[str, float]]
     """Accelerator energy per sample (power.energy_j / samples_processed) of every committed run that measured it,
     by (spec id, variant, device row name), each under its result.json path."""
     found: dict[tuple[str, str | None, str], dict[str, float]] = {}
-    for result_path in sorted((REPO / "submissions").glob("*/*/*/run_*/result.json")):
+    for result_path in (path for s in committed_submissions() for path in sorted(s.glob("*/run_*/result.json"))):
         result = json.loads(result_path.read_text())
         power = result.get("power") or {}
         if not power.get("measured") or power.get("scope") != "accelerator":

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.committed import committed
 
 from specbench.errors import InputError
 from specbench.physics import (
@@ -192,10 +193,9 @@ def test_every_shipped_row_says_where_its_idle_floor_comes_from() -> None:
 
 def test_h200_floor_is_under_every_committed_reading_and_over_a_trace_scaled_by_ten() -> None:
     """The floor is 0.8 x the lowest of the committed H200 traces' readings; x0.1 of their idle falls under it."""
-    repo = Path(__file__).resolve().parents[2]
     readings = [
         float(row["power_instant_w"])
-        for path in sorted(repo.glob("submissions/specbench/h200*/*/run_*/power.csv"))
+        for path in sorted(committed().glob("h200*/*/run_*/power.csv"))
         for row in csv.DictReader(io.StringIO(path.read_text()))
         if row["power_instant_w"]
     ]

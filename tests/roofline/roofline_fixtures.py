@@ -7,9 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.committed import committed
+
 REPO = Path(__file__).resolve().parents[2]
-CPU_SUBMISSION = REPO / "submissions" / "specbench" / "cpu-2core"
-H200_SUBMISSION = REPO / "submissions" / "specbench" / "h200"
+CPU_SUBMISSION = committed("cpu-2core")
+H200_SUBMISSION = committed("h200")
 H200_ROOFLINE = REPO / "benchmarks" / "results" / "roofline_h200.json"
 NO_METER = "no power meter in this test"
 LLM_SMOKE = REPO / "tests" / "scoring" / "data" / "local" / "llm-smoke"

@@ -7,10 +7,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.committed import committed
 
 MAKER = Path(__file__).resolve().parent.parent / "validator" / "make_submission.py"
-COMMITTED = Path(__file__).resolve().parents[2] / "submissions"
-"""Every committed submission (submissions/specbench/*: real CPU and H200 runs)."""
 LLM_SMOKE = Path(__file__).resolve().parent / "data"
 """A real llm-gpt smoke run where no power meter works (data/README.md)."""
 
@@ -48,7 +47,7 @@ def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def everything(tmp_path_factory: pytest.TempPathFactory, submissions: Path) -> Path:
     """The committed submissions, the real llm-gpt smoke run and the generated ones, under one root."""
     root = tmp_path_factory.mktemp("everything")
-    shutil.copytree(COMMITTED / "specbench", root / "specbench")
+    shutil.copytree(committed(), root / "specbench")
     shutil.copytree(LLM_SMOKE / "local", root / "local")
     for org in ("acme", "beta"):
         shutil.copytree(submissions / org, root / org)

@@ -8,14 +8,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from support.committed import SUBMISSIONS, committed_submissions
+
 from specbench.scoring.columns import group_scales
 from specbench.scoring.leaderboard import build
 from specbench.scoring.plots import Point, index_plot, pareto_front
 from specbench.scoring.svg import Box, line_chart, text_box
 from specbench.scoring.units import Scale
-from specbench.validator import discover, validate_many
+from specbench.validator import validate_many
 
-COMMITTED = Path(__file__).resolve().parents[2] / "submissions"
 TEXT = re.compile(r'<text x="([-\d.]+)" y="([-\d.]+)" font-size="(\d+)" text-anchor="(\w+)"([^>]*)>([^<]*)</text>')
 
 
@@ -71,7 +72,7 @@ def test_quality_chart_target_label_clear_of_the_legend() -> None:
 
 
 def test_index_plot_of_the_committed_submissions(tmp_path: Path) -> None:
-    board = build(validate_many(discover(COMMITTED), jobs=1), roots=[COMMITTED])
+    board = build(validate_many(committed_submissions(), jobs=1), roots=[SUBMISSIONS])
     plotted: dict[str, Any] = {}
     for group in board.groups:
         svg, left_off = index_plot(group, group_scales(group))

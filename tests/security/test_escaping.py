@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.committed import committed
 
 from specbench import textsafe
 from specbench.cli import main
@@ -26,7 +27,7 @@ from specbench.scoring.render import CSV_TEXT_FIELDS, render_csv, render_json, r
 from specbench.validator import discover, validate_many
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = REPO / "submissions" / "specbench" / "cpu-2core"
+SOURCE = committed("cpu-2core")
 DIGEST = "c39020516364bf0589490e2dd91969ea4a8d43d02556e153421fb346be5710d5"
 
 POWER_REASONS = {

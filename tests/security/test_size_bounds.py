@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.committed import committed
 
 from specbench.cli import main
 from specbench.errors import UsageError
@@ -20,7 +21,7 @@ from specbench.validator import powermeta
 from specbench.validator.files import DEFAULT_LIMITS
 
 REPO = Path(__file__).resolve().parent.parent.parent
-SUBMISSIONS = REPO / "submissions" / "specbench"
+SUBMISSIONS = committed()
 CPU_LOG = "resnet50/run_1/log.txt"
 GPU_CSV = "caraml-resnet50/run_1/power.csv"
 

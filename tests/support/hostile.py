@@ -32,10 +32,9 @@ from ruamel.yaml import YAML
 from specbench.files import write_manifest
 from specbench.formats.mllog import MLLOG_LINES
 from specbench.validator.files import DEFAULT_LIMITS
+from support.committed import ORG, committed
 
 REPO = Path(__file__).resolve().parents[2]
-COMMITTED = REPO / "submissions"
-ORG = "specbench"
 CPU = "cpu-2core"
 """resnet50 smoke on two CPU cores: one run, no power trace (result.json's power.reason says why)."""
 GPU = "h200"
@@ -130,9 +129,9 @@ def build(case: Case, where: Path) -> Board:
     canary = f"CANARY-{secrets.token_hex(12)}"
     root, outside = where / "board", where / "outside"
     honest = root / ORG / HONEST_BESIDE[case.base]
-    shutil.copytree(COMMITTED / ORG / honest.name, honest)
+    shutil.copytree(committed(honest.name), honest)
     hostile = root / case.org / case.base
-    shutil.copytree(COMMITTED / ORG / case.base, hostile)
+    shutil.copytree(committed(case.base), hostile)
     outside.mkdir()
     target = Target(
         submission=hostile, benchmark=hostile / BENCHMARK[case.base], run=hostile / BENCHMARK[case.base] / "run_1",
@@ -203,7 +202,7 @@ def set_csv(value: Any) -> Attack:
 def other_submissions_trace(t: Target) -> str:
     """`../../../../../beside/...`: the trace of another submission copied beside the board, relative to the run."""
     beside = t.submission.parent.parent.parent / "beside"
-    other = leaky_copy(COMMITTED / ORG / GPU / BENCHMARK[GPU], beside / ORG / "h200-other" / BENCHMARK[GPU], t.canary)
+    other = leaky_copy(committed(GPU, BENCHMARK[GPU]), beside / ORG / "h200-other" / BENCHMARK[GPU], t.canary)
     return os.path.relpath(other / "run_1" / "power.csv", t.run)
 
 

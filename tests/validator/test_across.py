@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from make_submission import make_submission
 from mutate import edit_log, edit_yaml, read_rows, resign, write_rows
+from support.committed import committed, committed_submissions
 
 from specbench.cli import main
 from specbench.formats.mllog import parse_log
@@ -22,7 +23,7 @@ from specbench.validator import discover, validate_many, validate_submission
 from specbench.validator.across import log_fingerprint
 from specbench.validator.model import Report
 
-COMMITTED = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
+COMMITTED = committed()
 DUP = {"SB-DUP-001", "SB-DUP-002", "SB-DUP-003", "SB-DUP-004"}
 
 
@@ -162,7 +163,7 @@ def test_one_gpu_in_two_submissions_at_once(tmp_path: Path) -> None:
 
 def test_honest_committed_submissions_share_no_evidence() -> None:
     """Two-GPU runs and one-GPU subsets of the same machines, at different times: nothing in common."""
-    reports = validate_many(discover(COMMITTED), jobs=1)
+    reports = validate_many(committed_submissions(), jobs=1)
     assert len(reports) >= 10
     assert [dup_findings(r) for r in reports] == [[] for _ in reports]
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 from mutate import edit_json, edit_yaml, resign
+from support.committed import committed
 
 from specbench.scoring.leaderboard import build
 from specbench.validator import validate_submission
 
-SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
+SUBMISSIONS = committed()
 
 
 def _copy(tmp_path: Path, name: str) -> Path:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from mutate import edit_json, edit_yaml, resign
+from support.committed import committed
 
 from specbench.accounting.accounts import Accounts
 from specbench.physics import lookup
@@ -28,7 +29,7 @@ from specbench.validator.bounds import UNCONFIRMED_CODES, energy_claim, lower_de
 from specbench.validator.evidence import SystemDevices
 from specbench.validator.model import PowerData, RunData
 
-SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
+SUBMISSIONS = committed()
 BND = {f"SB-BND-00{n}" for n in range(1, 9)}
 Rows = list[dict[str, str]]
 

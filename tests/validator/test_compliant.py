@@ -7,14 +7,14 @@ import math
 from pathlib import Path
 
 import pytest
+from support.committed import committed_submissions
 from validator_bases import MULTI, Bases
 
 from specbench.validator import discover, render_json, validate_submission
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "submissions" / "compliant"
-EXAMPLES = REPO / "submissions"
-COMMITTED = [p for folder in (DATA, EXAMPLES) if folder.is_dir() for p in discover(folder)]
+COMMITTED = [*discover(DATA), *committed_submissions()]
 
 
 @pytest.mark.skipif(not COMMITTED, reason="no submission from a real run committed yet")

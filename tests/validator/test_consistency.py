@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 from mutate import edit_json, edit_yaml, resign, run_dir, set_hyperparameter
+from support.committed import committed
 from validator_bases import Bases
 
 from specbench.validator import validate_submission
 from specbench.validator.findings import Finding
 from specbench.validator.model import Report
 
-SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
+SUBMISSIONS = committed()
 OTHER_GPU = "GPU-a742d2ba-d6ad-5a9e-8e8a-092430ee3493"
 """A GPU of another committed system (h200x2), not the one the h200 system measured."""
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from mutate import edit_json, edit_yaml, resign
+from support.committed import committed
 
 from specbench.cli import main
 from specbench.errors import EXIT_UNUSABLE
@@ -28,7 +29,7 @@ from specbench.validator.identity import refusal
 from specbench.validator.model import BenchmarkData
 from specbench.validator.physics import DevicePhysics, check_devices
 
-SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions" / "specbench"
+SUBMISSIONS = committed()
 OWN_CODES = ("SB-PHY-", "SB-IDN-")
 
 B200_ROW = """

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.committed import committed, committed_submissions
 
 from specbench.errors import Location
 from specbench.files import write_manifest
@@ -32,8 +33,7 @@ from specbench.scoring.fuzzscale import relabel_batch
 from specbench.validator.findings import Finding
 from specbench.validator.validate import validate_submission
 
-SUBMISSIONS = Path(__file__).resolve().parents[2] / "submissions"
-SOURCES = sorted(p.parent for p in SUBMISSIONS.glob("*/*/system.yaml"))
+SOURCES = committed_submissions()
 FIRST_FAMILIES = sorted(set(FAMILIES) - set(ISSUE_FAMILIES))
 CASES_PER_FAMILY = {"shared-evidence": 4}
 """Cases of each issue-29 family in its test (6 where not named): two submissions each make shared evidence dear."""
@@ -82,7 +82,7 @@ def _target(root: Path, originals: Originals, source: Path) -> Target:
 def test_a_relabelled_batch_moves_the_rate_by_its_factor_and_the_move_is_recorded(
     tmp_path: Path, originals: Originals
 ) -> None:
-    source = SUBMISSIONS / "specbench" / "h200"
+    source = committed("h200")
     root = tmp_path / "specbench" / "h200"
     shutil.copytree(source, root)
     assert relabel_batch(_target(root, originals, source), 2.0) == 2.0
@@ -104,7 +104,7 @@ def test_an_unconfirmed_claim_is_not_counted_as_ranked(tmp_path: Path, originals
     codes = unconfirmed_codes()
     if not codes:
         pytest.skip("specbench.validator.bounds.UNCONFIRMED_CODES is not there yet")
-    source = SUBMISSIONS / "specbench" / "h200"
+    source = committed("h200")
     report = validate_submission(source)
     outcome = Outcome(0, str(source), "batch_relabel", "resigned", CONSISTENT, True)
     measure(outcome, report, "caraml-resnet50", originals.values(source)["caraml-resnet50"])
@@ -145,7 +145,7 @@ def test_an_input_that_crashed_validate_is_refused(
     name: str, path: tuple[str | int, ...], value: object, tmp_path: Path
 ) -> None:
     root = tmp_path / "specbench" / "h200"
-    shutil.copytree(SUBMISSIONS / "specbench" / "h200", root)
+    shutil.copytree(committed("h200"), root)
     run = root / "caraml-resnet50" / "run_1"
     file = (root if name == "system.yaml" else run) / name
     load, dump = (read_yaml, write_yaml) if name.endswith(".yaml") else (read_json, write_json)

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from make_submission import make_submission
 from mutate import edit_rows, resign, run_dir, set_hyperparameter
+from support.committed import committed
 from validator_bases import Bases
 
 from specbench.commands.validate import command
@@ -207,7 +208,7 @@ def test_a_compliant_summary_is_the_one_line(bases: Bases, tmp_path: Path, monke
 def test_a_truncated_log_reports_its_cause_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A log cut mid-line: the unparseable line (SB-LOG-001) leads the report, and says what may follow from it."""
     root = tmp_path / "specbench" / "h200"
-    shutil.copytree(REPO / "submissions" / "specbench" / "h200", root)
+    shutil.copytree(committed("h200"), root)
     log = root / "caraml-resnet50" / "run_1" / "log.txt"
     data = log.read_bytes()
     log.write_bytes(data[: len(data) // 2])
