@@ -6,12 +6,19 @@ mlperf-logging, matplotlib, h5py, and numpy and Pillow that come with them) is m
 packages is missing, as with `pip install -e .[dev]` alone, the test is skipped with one reason that
 names the packages. A module marked as a whole is read, not imported, to find its marker, so its
 top-level `import torch` never runs there; an import error of a module that is not marked still fails.
+
+A test that runs long says so on the terminal as it goes (`LongTestNotices`), and the summary at the end groups
+the skipped tests by what they need and says how to get it (`SKIP_NEEDS`).
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import os
+import threading
+import time
+from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -21,6 +28,17 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 RUN_EXTRA = "pip install -e '.[run]'"
+CORPUS = REPO.parent / "shared" / "corpus"
+SKIP_NEEDS = (
+    (("corpus", "round at", "round in"), "the MLPerf corpus", f"put it at {CORPUS} (../shared/corpus beside the checkout)"),
+    (("playwright", "chromium"), "Chromium and playwright (the browser test)",
+     "playwright comes with the dev extra; Chromium: apt-get install chromium (Debian's, as .ci/run installs it)"),
+    (("gpu", "cuda", "triton's interpreter"), "an NVIDIA GPU", "run the suite on a host with one (and torch built for CUDA)"),
+    (("run extra",), "the run extra (torch, torchvision, ...) of the core install", RUN_EXTRA),
+    (("ssh-keygen",), "OpenSSH's ssh-keygen", "apt-get install openssh-client"),
+    (("slurm",), "a running Slurm (the sbatch test)", "bash .ci/slurm.sh start"),
+)  # fmt: skip
+"""Skip reasons by what the skipped tests need, each with how to get it: (words of the reasons, need, how)."""
 
 
 @pytest.fixture
@@ -28,6 +46,19 @@ def in_repo(monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run from the repository root, so messages show repository-relative paths."""
     monkeypatch.chdir(REPO)
     return REPO
+
+
+@pytest.fixture(scope="session")
+def mlperf_resnet50_smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real run of mlperf-resnet50's smoke profile on the CPU (LARS, no power meter), trained once for every test
+    that reads it (tests/test_execute.py, tests/mlperf/test_mlperf_logs.py): its submission folder acme/cpu-box."""
+    from specbench.cli import main
+
+    out = tmp_path_factory.mktemp("mlperf-resnet50-smoke") / "acme" / "cpu-box"
+    seed = "2"  # measured: benchmarks/results/smoke_seeds/mlperf-resnet50.json (20 of 20 seeds reach the target)
+    args = ["execute", "mlperf-resnet50", "--profile", "smoke", "--runs", "1", "--seed", seed, "--power", "none"]
+    assert main([*args, "--device", "cpu", "--out", str(out)]) == 0
+    return out
 
 
 @cache
@@ -96,3 +127,99 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         absent = missing(package for mark in item.iter_markers("needs") for package in mark.args)
         if absent:
             item.add_marker(pytest.mark.skip(reason=needs_reason(absent)))
+
+
+def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def skip_need(reason: str) -> tuple[str, str]:
+    """(what a skipped test needs, how to get it) for its reason; an unknown reason is its own need."""
+    lowered = reason.lower()
+    for words, need, how in SKIP_NEEDS:
+        if any(word in lowered for word in words):
+            return need, how
+    return reason, ""
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The skipped tests counted by what they need, with how to get it (above pytest's short summary)."""
+    needs = Counter(skip_need(skip_reason(report)) for report in terminalreporter.stats.get("skipped", []))
+    if not needs:
+        return
+    terminalreporter.write_sep("=", "what the skipped tests need")
+    for (need, how), count in sorted(needs.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{count:4d} skipped: {need}" + (f"; to run them: {how}" if how else ""))
+
+
+class LongTestNotices:
+    """A line on the terminal when a test has run 30 s, and every minute after, naming it and its phase.
+
+    The line is written to a copy of the terminal's file descriptor taken at session start (when pytest's own
+    capture is suspended), from a thread that never touches the capture, so a test's captured output stays its own.
+    """
+
+    FIRST_S = 30.0
+    EVERY_S = 60.0
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.current: tuple[str, float] | None = None
+        self.phase = "setup"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="long-test-notices", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        told: tuple[str, float] | None = None
+        next_at = self.FIRST_S
+        while not self.stop.wait(1.0):
+            with self.lock:
+                current, phase = self.current, self.phase
+            if current is None:
+                continue
+            if current != told:
+                told, next_at = current, self.FIRST_S
+            elapsed = time.monotonic() - current[1]
+            if elapsed >= next_at:
+                next_at += self.EVERY_S
+                line = f"\n    ... {current[0]} ({phase}) has run {elapsed:.0f} s\n"
+                try:
+                    os.write(self.fd, line.encode())
+                except OSError:
+                    return
+
+    @pytest.hookimpl
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        with self.lock:
+            self.current, self.phase = (nodeid, time.monotonic()), "setup"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self) -> None:
+        with self.lock:
+            self.phase = "call"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self) -> None:
+        with self.lock:
+            self.phase = "teardown"
+
+    @pytest.hookimpl
+    def pytest_runtest_logfinish(self) -> None:
+        with self.lock:
+            self.current = None
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        os.close(self.fd)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if session.config.pluginmanager.has_plugin("terminalreporter"):
+        notices = LongTestNotices(os.dup(1))
+        session.config.pluginmanager.register(notices, "long-test-notices")
+        session.config.add_cleanup(notices.close)
