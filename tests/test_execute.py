@@ -552,15 +552,9 @@ def test_a_node_scope_spec_is_measured_by_grace_modules_and_validates(tmp_path: 
     assert not [f for f in report.findings if f.code.startswith("SB-PWR")]
 
 
-def test_the_mlperf_smoke_profile_trains_with_lars_to_its_target_and_validates(tmp_path: Path) -> None:
+def test_the_mlperf_smoke_profile_trains_with_lars_to_its_target_and_validates(mlperf_resnet50_smoke: Path) -> None:
     """One run of the smoke profile (its five, exported and checked by MLPerf's tools: tests/mlperf)."""
-    out = tmp_path / "acme" / "cpu-box"
-    seed = "2"  # measured: benchmarks/results/smoke_seeds/mlperf-resnet50.json (20 of 20 seeds reach the target)
-    assert (
-        main(["execute", "mlperf-resnet50", "--profile", "smoke", "--runs", "1", "--seed", seed, "--power", "none",
-              "--out", str(out)])
-        == 0
-    )  # fmt: skip
+    out = mlperf_resnet50_smoke  # trained once for this test and MLPerf's checker (tests/conftest.py)
     (result,) = results(out / "mlperf-resnet50")
     assert result["status"] == "success" and result["level"] == "system" and result["quality"]["reached"]
     assert result["hyperparameters"]["opt_name"] == "lars" and "optimizer" not in result["hyperparameters"]

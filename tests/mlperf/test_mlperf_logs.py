@@ -83,9 +83,12 @@ def fast_training(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
-def test_a_fresh_smoke_run_passes_mlperfs_checker(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """Real training on the smoke set; only the failures the smoke scale cannot avoid may appear."""
-    (log,) = execute(tmp_path / "acme" / "box1", runs=1)
+def test_a_fresh_smoke_run_passes_mlperfs_checker(
+    mlperf_resnet50_smoke: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Real training on the smoke set (one run, shared with tests/test_execute.py through tests/conftest.py); only
+    the failures the smoke scale cannot avoid may appear."""
+    (log,) = sorted(mlperf_resnet50_smoke.glob("mlperf-resnet50*/run_*/log.txt"))
     valid, messages, files = mlperf_check(log, caplog)
     assert files == [
         "training_4.0.0/common.yaml",
@@ -95,7 +98,7 @@ def test_a_fresh_smoke_run_passes_mlperfs_checker(tmp_path: Path, caplog: pytest
     ]
     assert set(messages) <= set(SMOKE_SCALE), messages
     assert valid == (not messages)
-    report = validate_submission(tmp_path / "acme" / "box1")
+    report = validate_submission(mlperf_resnet50_smoke)
     assert [f.code for f in report.findings] == ["SB-RUN-001"]  # one run of the smoke profile's five
 
 
