@@ -8,7 +8,7 @@ names the packages. A module marked as a whole is read, not imported, to find it
 top-level `import torch` never runs there; an import error of a module that is not marked still fails.
 
 A test that runs long says so on the terminal as it goes (`LongTestNotices`), and the summary at the end groups
-the skipped tests by what they need and says how to get it (`SKIP_NEEDS`).
+the skipped tests by what they need and says how to get it (`support.skips.SKIP_NEEDS`).
 """
 
 from __future__ import annotations
@@ -24,21 +24,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from support.skips import needs_reason, skip_need, skip_reason
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
-RUN_EXTRA = "pip install -e '.[run]'"
-CORPUS = REPO.parent / "shared" / "corpus"
-SKIP_NEEDS = (
-    (("corpus", "round at", "round in"), "the MLPerf corpus", f"put it at {CORPUS} (../shared/corpus beside the checkout)"),
-    (("playwright", "chromium"), "Chromium and playwright (the browser test)",
-     "playwright comes with the dev extra; Chromium: apt-get install chromium (Debian's, as .ci/run installs it)"),
-    (("gpu", "cuda", "triton's interpreter"), "an NVIDIA GPU", "run the suite on a host with one (and torch built for CUDA)"),
-    (("run extra",), "the run extra (torch, torchvision, ...) of the core install", RUN_EXTRA),
-    (("ssh-keygen",), "OpenSSH's ssh-keygen", "apt-get install openssh-client"),
-    (("slurm",), "a running Slurm (the sbatch test)", "bash .ci/slurm.sh start"),
-)  # fmt: skip
-"""Skip reasons by what the skipped tests need, each with how to get it: (words of the reasons, need, how)."""
 
 
 @pytest.fixture
@@ -68,10 +57,6 @@ def installed(package: str) -> bool:
 
 def missing(packages: Iterable[str]) -> list[str]:
     return [name for name in dict.fromkeys(packages) if not installed(name)]
-
-
-def needs_reason(absent: list[str]) -> str:
-    return f"needs {', '.join(absent)}, which this install lacks (the run extra: {RUN_EXTRA})"
 
 
 def _marked_needs(node: ast.expr) -> Iterator[str]:
@@ -127,21 +112,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         absent = missing(package for mark in item.iter_markers("needs") for package in mark.args)
         if absent:
             item.add_marker(pytest.mark.skip(reason=needs_reason(absent)))
-
-
-def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
-    longrepr = report.longrepr
-    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-    return reason.removeprefix("Skipped: ")
-
-
-def skip_need(reason: str) -> tuple[str, str]:
-    """(what a skipped test needs, how to get it) for its reason; an unknown reason is its own need."""
-    lowered = reason.lower()
-    for words, need, how in SKIP_NEEDS:
-        if any(word in lowered for word in words):
-            return need, how
-    return reason, ""
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -219,7 +189,10 @@ class LongTestNotices:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if session.config.pluginmanager.has_plugin("terminalreporter"):
+    """Notices of long tests where this process writes to the terminal (not in a pytest-xdist worker, whose file
+    descriptor 1 may carry its link to the controller)."""
+    config = session.config
+    if config.pluginmanager.has_plugin("terminalreporter") and not hasattr(config, "workerinput"):
         notices = LongTestNotices(os.dup(1))
-        session.config.pluginmanager.register(notices, "long-test-notices")
-        session.config.add_cleanup(notices.close)
+        config.pluginmanager.register(notices, "long-test-notices")
+        config.add_cleanup(notices.close)
