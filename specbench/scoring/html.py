@@ -6,6 +6,7 @@ page says when it was made and by which specbench version.
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,8 +26,24 @@ def _environment() -> Any:
         from jinja2 import Environment, PackageLoader, select_autoescape
     except ImportError as err:
         raise SpecbenchError("the HTML leaderboard needs jinja2: pip install jinja2") from err
-    return Environment(
+    env = Environment(
         loader=PackageLoader("specbench.scoring", "templates"), autoescape=select_autoescape(["html", "j2"])
+    )
+    env.filters["breakable"] = breakable
+    return env
+
+
+_BREAK_AFTER = re.compile(r"([/_-])")
+
+
+def breakable(text: str) -> Any:
+    """`text` escaped, with a line-break opportunity (<wbr>) after each '/', '_' and '-': a system name such as
+    HPE-Cray-XD670-Gen11-H100-SXM5-80GB_n2_mxnet_24.04 wraps in its column instead of widening the table."""
+    from markupsafe import Markup, escape
+
+    return Markup("").join(
+        Markup(f"{escape(piece)}<wbr>") if _BREAK_AFTER.fullmatch(piece) else escape(piece)
+        for piece in _BREAK_AFTER.split(text)
     )
 
 
@@ -34,6 +51,11 @@ def _markup(text: str) -> Any:
     from markupsafe import Markup
 
     return Markup(text)
+
+
+LONG_FRAGMENT = 32
+"""A status fragment longer than this many characters may wrap at its spaces (an MLPerf import's reason for
+missing power, say), so that the status column and the table fit a 1280 px window."""
 
 
 def fragments(line: str) -> list[str]:
@@ -151,7 +173,9 @@ def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = N
             failures.append(_failure(heading(group.key), err))
             tables.append(_empty_table(group, failures[-1]))
     index = out / "index.html"
-    html = env.get_template("index.html.j2").render(tables=tables, unusable=board.unusable, stamp=made)
+    html = env.get_template("index.html.j2").render(
+        tables=tables, unusable=board.unusable, stamp=made, long_fragment=LONG_FRAGMENT
+    )
     index.write_text(html, encoding="utf-8", errors="backslashreplace")
     for group in board.groups:
         for entry in group.entries:
