@@ -24,7 +24,7 @@ def site(everything: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _row(page: str, name: str) -> str:
     """The value cell of a parameter in the page's layers table."""
-    match = re.search(rf"<td>{re.escape(name)}</td><td([^>]*)>([^<]*)</td>", page)
+    match = re.search(rf"<td>{re.escape(name)}</td><td class=\"value\"([^>]*)>([^<]*)</td>", page)
     assert match is not None, name
     return match.group(1) + ">" + match.group(2)
 
