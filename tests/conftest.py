@@ -125,10 +125,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 class LongTestNotices:
-    """A line on the terminal when a test has run 30 s, and every minute after, naming it and its phase.
+    """A line on the terminal when a test has run 30 s, and every minute after, naming it.
 
     The line is written to a copy of the terminal's file descriptor taken at session start (when pytest's own
     capture is suspended), from a thread that never touches the capture, so a test's captured output stays its own.
+    Under pytest-xdist the controller runs it: the workers' `logstart` and `logfinish` reach it, several at a time.
     """
 
     FIRST_S = 30.0
@@ -137,50 +138,36 @@ class LongTestNotices:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.lock = threading.Lock()
-        self.current: tuple[str, float] | None = None
-        self.phase = "setup"
+        self.running: dict[str, tuple[float, float]] = {}
+        """nodeid -> (start, when its next notice is due), both on the monotonic clock."""
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="long-test-notices", daemon=True)
         self.thread.start()
 
     def _watch(self) -> None:
-        told: tuple[str, float] | None = None
-        next_at = self.FIRST_S
         while not self.stop.wait(1.0):
+            now, lines = time.monotonic(), []
             with self.lock:
-                current, phase = self.current, self.phase
-            if current is None:
-                continue
-            if current != told:
-                told, next_at = current, self.FIRST_S
-            elapsed = time.monotonic() - current[1]
-            if elapsed >= next_at:
-                next_at += self.EVERY_S
-                line = f"\n    ... {current[0]} ({phase}) has run {elapsed:.0f} s\n"
-                try:
+                for nodeid, (start, due) in self.running.items():
+                    if now >= due:
+                        self.running[nodeid] = (start, due + self.EVERY_S)
+                        lines.append(f"\n    ... {nodeid} has run {now - start:.0f} s\n")
+            try:
+                for line in lines:
                     os.write(self.fd, line.encode())
-                except OSError:
-                    return
+            except OSError:
+                return
 
     @pytest.hookimpl
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        now = time.monotonic()
         with self.lock:
-            self.current, self.phase = (nodeid, time.monotonic()), "setup"
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_call(self) -> None:
-        with self.lock:
-            self.phase = "call"
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_teardown(self) -> None:
-        with self.lock:
-            self.phase = "teardown"
+            self.running[nodeid] = (now, now + self.FIRST_S)
 
     @pytest.hookimpl
-    def pytest_runtest_logfinish(self) -> None:
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
         with self.lock:
-            self.current = None
+            self.running.pop(nodeid, None)
 
     def close(self) -> None:
         self.stop.set()
