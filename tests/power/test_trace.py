@@ -85,7 +85,10 @@ def test_a_bad_cell_names_its_line(tmp_path: Path, clock: FakeClock) -> None:
     lines = csv_path.read_text().splitlines()
     lines[2] = lines[2].replace("123.25", "nan")
     csv_path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(PowerError, match=r"power.csv:3: unreadable power sample: power_instant_w: expected a finite number, found 'nan'"):
+    with pytest.raises(
+        PowerError,
+        match=r"power.csv:3: unreadable power sample: power_instant_w: expected a finite number, found 'nan'",
+    ):
         read_trace(tmp_path)
 
 
