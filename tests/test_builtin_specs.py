@@ -95,7 +95,9 @@ def test_specs_command_lists_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["specs"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:5] == ["id", "version", "kind", "metric", "target"]
-    assert [line.split()[0] for line in lines[2:]] == SPEC_IDS
+    table, footer = lines[: lines.index("")], lines[lines.index("") + 1 :]
+    assert [line.split()[0] for line in table[2:]] == SPEC_IDS
+    assert footer[0].startswith("5 of 22 specs run here") and footer[1].startswith("The other 17 are MLPerf")
     assert ">= 0.763" in next(line for line in lines if line.startswith("resnet50 "))
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specbench.mlperf.importer import SystemOutcome, import_results
+from specbench.mlperf.importer import SystemOutcome, UnsupportedRound, import_results
 from specbench.physics import BEST_KNOWN_FILE, BestKnownTable
 from specbench.spec.builtin import spec_ids
 from specbench.spec.loader import load_spec, validate_model
@@ -122,7 +122,11 @@ def round_rates(corpus: Path, round_: CorpusRound, jobs: int = 1) -> tuple[list[
     unknown: list[tuple[str, str]] = []
     root = corpus / round_.folder
     with tempfile.TemporaryDirectory(prefix="bestknown-") as out:
-        for system in import_results(root, Path(out), jobs=jobs).systems:
+        try:
+            systems = import_results(root, Path(out), jobs=jobs).systems
+        except UnsupportedRound:  # a round this version has no MLPerf rules for: none of its runs is ranked
+            return rates, unknown
+        for system in systems:
             found, missing = _system_rates(system, root, round_, groups)
             rates += found
             unknown += missing

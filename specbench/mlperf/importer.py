@@ -157,13 +157,17 @@ def _usage(loaded: LoadedSpec) -> str:
     return loaded.spec.mlperf.usage if loaded.spec.mlperf is not None else "training"
 
 
-def _refusal(root: Path, refused: list[Refused]) -> UsageError:
+class UnsupportedRound(UsageError):
+    """Every system of a tree is of a round specbench has no MLPerf rules for (exit 2)."""
+
+
+def _refusal(root: Path, refused: list[Refused]) -> UnsupportedRound:
     """Every system under `root` is of an unsupported round: which rounds, how many systems, and the supported ones."""
     counts: dict[str, int] = {}
     for item in refused:
         counts[item.round] = counts.get(item.round, 0) + 1
     rounds = "; ".join(f"{name} ({count} system(s))" for name, count in counts.items())
-    return UsageError(
+    return UnsupportedRound(
         f"nothing under {root} is of a round specbench has MLPerf rules for: found {rounds}; "
         f"supported: {supported_rounds()}"
     )
