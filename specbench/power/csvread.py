@@ -384,7 +384,8 @@ def read_trace(folder: str | Path) -> Trace:
     header = text.partition("\n")[0]
     if header.removesuffix("\r").split(",") != list(COLUMNS):
         raise PowerError(f"{path}: columns are {header.split(',')}, expected {list(COLUMNS)}")
-    columns, _, problems = _slow_columns(text, {d.key for d in devices})
+    written = text[: text.rfind("\n") + 1]  # a trace read while it is sampled: a row being written is not one yet
+    columns, _, problems = _slow_columns(written, {d.key for d in devices})
     if problems:
         line, problem = problems[0]
         raise PowerError(f"{path}:{line}: unreadable power sample: {problem}")
