@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 names="pydantic pydantic_core annotated-types typing-inspection typing_extensions jsonschema
-jsonschema-specifications referencing rpds-py ruamel.yaml tabulate click mlperf-logging h5py attrs"
+jsonschema-specifications referencing rpds-py ruamel.yaml tabulate click mlperf-logging h5py attrs sshsig"
 pins=$(.venv/bin/pip freeze | python3 -c '
 import re, sys
 want = {re.sub(r"[-_.]+", "-", n).lower() for n in sys.argv[1:]}
