@@ -15,7 +15,7 @@ from pydantic import Field, ValidationError
 
 from specbench.errors import SpecbenchError
 from specbench.formats.strictjson import JsonValueError, parse_json_text
-from specbench.spec.models import Strict
+from specbench.spec.models import Strict, first_error
 
 REPRODUCTION_FILE = "reproduction.json"
 REPRODUCTION_FORMAT = "specbench.reproduction"
@@ -130,6 +130,5 @@ def parse_record(raw: bytes, where: str) -> ReproductionRecord:
     try:
         return ReproductionRecord.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        at = ".".join(str(part) for part in first["loc"]) or "(root)"
-        raise RecordError(f"{where}: {at}: {first['msg']}") from None
+        at, message = first_error(err)
+        raise RecordError(f"{where}: {at or '(root)'}: {message}") from None

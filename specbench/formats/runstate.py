@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from specbench.spec.models import Strict
+from specbench.spec.models import Strict, first_error
 
 
 class RunState(Strict):
@@ -32,6 +32,5 @@ def check_state(state: dict[str, Any], where: str) -> None:
     try:
         RunState.model_validate(state)
     except ValidationError as err:
-        first = err.errors()[0]
-        at = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{where}: state.json would not conform at {at or 'the top'}: {first['msg']}") from err
+        at, message = first_error(err)
+        raise ValueError(f"{where}: state.json would not conform at {at or 'the top'}: {message}") from err

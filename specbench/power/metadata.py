@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from specbench.formats.layout import POWER_CSV, POWER_JSON
 from specbench.power.base import SCOPES, Device, PowerError
+from specbench.spec.models import first_error
 
 FORMAT = "specbench.power-trace"
 FORMAT_VERSION = 1
@@ -222,6 +223,5 @@ def check_metadata(metadata: Any, where: str) -> PowerJson:
     try:
         return PowerJson.model_validate(metadata)
     except ValidationError as err:
-        first = err.errors()[0]
-        at = ".".join(str(p) for p in first["loc"])
-        raise PowerError(f"{where}: power.json would not conform at {at or 'the top'}: {first['msg']}") from err
+        at, message = first_error(err)
+        raise PowerError(f"{where}: power.json would not conform at {at or 'the top'}: {message}") from err

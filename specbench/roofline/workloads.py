@@ -19,6 +19,7 @@ from specbench.accounting.accounts import computed_flops_per_s
 from specbench.errors import InputError, Location, Problem, SpecbenchError
 from specbench.roofline.bytemodels import ACTIVATION_BYTES, BYTE_MODELS, RunContext
 from specbench.roofline.format import Precision, Roofline, Skipped, WorkloadPoint
+from specbench.spec.models import first_error
 from specbench.spec.result import RunResult
 from specbench.validator.documents import load_json, load_yaml
 from specbench.validator.files import DEFAULT_LIMITS, Tree
@@ -115,9 +116,8 @@ def load_run(found: Found) -> RunContext:
     try:
         result = RunResult.model_validate(_read(found, found.rel, yaml=False))
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError([Problem(Location(str(path), json_path=where), f"not a run result: {first['msg']}")]) from err
+        where, message = first_error(err)
+        raise InputError([Problem(Location(str(path), json_path=where), f"not a run result: {message}")]) from err
     bench = found.rel.rpartition("/")[0].rpartition("/")[0]
     submission = _mapping(_read(found, f"{bench}/submission.yaml" if bench else "submission.yaml", yaml=True))
     system = _mapping(_read(found, SYSTEM_FILE, yaml=True)) if bench and "/" not in bench else {}

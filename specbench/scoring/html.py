@@ -85,20 +85,25 @@ def _index_table(group: Group) -> dict[str, Any]:
     }
 
 
+def _findings_page(env: Any, entry: Entry, group: Group, made: str, status: list[str], reasons: list[str]) -> str:
+    """An entry's page from its status and findings only: nothing of its files' data is read or drawn."""
+    return str(
+        env.get_template("submission.html.j2").render(
+            entry=entry,
+            title=heading(group.key),
+            status=status,
+            reasons=reasons,
+            refused=True,
+            folder=entry.folder or entry.path,
+            stamp=made,
+        )
+    )
+
+
 def _page(env: Any, entry: Entry, group: Group, made: str) -> str:
     """An entry's page; a non-compliant entry's from its status and findings only, never from its files' data."""
     if not entry.compliant:
-        return str(
-            env.get_template("submission.html.j2").render(
-                entry=entry,
-                title=heading(group.key),
-                status=entry.status_lines(),
-                reasons=[*entry.unranked, *entry.notes],
-                refused=True,
-                folder=entry.folder or entry.path,
-                stamp=made,
-            )
-        )
+        return _findings_page(env, entry, group, made, entry.status_lines(), [*entry.unranked, *entry.notes])
     scales = group_scales(group)
     runs = pages.run_views(entry, group, scales)
     charts = [(run, _markup(run.power_chart), _markup(run.quality_chart)) for run in runs]
@@ -140,20 +145,6 @@ def _failure(what: str, err: Exception) -> NotRendered:
     return NotRendered(what, f"{type(err).__name__}: {err}", traceback.format_exc())
 
 
-def _not_rendered_page(env: Any, entry: Entry, group: Group, made: str, failure: NotRendered) -> str:
-    return str(
-        env.get_template("submission.html.j2").render(
-            entry=entry,
-            title=heading(group.key),
-            status=[f"not rendered: {failure.reason}"],
-            reasons=[],
-            refused=True,
-            folder=entry.folder or entry.path,
-            stamp=made,
-        )
-    )
-
-
 def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = None) -> Site:
     """Write index.html and one page per entry under `out_dir`.
 
@@ -183,7 +174,7 @@ def write_site(board: Leaderboard, out_dir: str | Path, now: datetime | None = N
                 page = _page(env, entry, group, made)
             except Exception as err:  # one entry's bug never takes down the board
                 failures.append(_failure(f"{entry.submitter}/{entry.system}/{entry.benchmark}", err))
-                page = _not_rendered_page(env, entry, group, made, failures[-1])
+                page = _findings_page(env, entry, group, made, [f"not rendered: {failures[-1].reason}"], [])
             (out / "pages" / f"{entry.slug}.html").write_text(page, encoding="utf-8", errors="backslashreplace")
     return Site(index, tuple(failures))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from specbench.spec.rules import LEVELS, Level, Rule, Scalar
 
@@ -39,6 +39,12 @@ LAYER_NAMES: tuple[LayerName, ...] = (
     "problem",
 )
 Identifier = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+def first_error(err: ValidationError) -> tuple[str, str]:
+    """The JSON path ('' at the top) and message of a validation error's first problem, for one-line errors."""
+    first = err.errors()[0]
+    return ".".join(str(part) for part in first["loc"]), first["msg"]
 
 
 class Strict(BaseModel):
